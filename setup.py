@@ -1,0 +1,46 @@
+"""Packaging for tb-aggregate: the Aggregate tab for TensorBoard, its engine and its CLI."""
+
+from setuptools import setup
+
+setup(
+    name="tb-aggregate",
+    version="0.1.0",
+    description="Aggregate many TensorBoard runs into per-group curves with uncertainty bands",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="MIT",
+    python_requires=">=3.10",
+    packages=["tb_aggregate_plugin", "tb_aggregate_plugin.static"],
+    # The tab's files live in frontend/ and are served as they are (no build step).
+    package_dir={"tb_aggregate_plugin.static": "frontend"},
+    package_data={"tb_aggregate_plugin.static": ["*.js", "*.css", "*.html"]},
+    install_requires=[
+        "tensorboard>=2.12",
+        "werkzeug>=2.0",
+        "numpy>=1.23",
+        "pandas>=1.5",
+        "plotly>=5.0",  # only its bundled plotly.min.js is used, served to the tab
+        "scipy>=1.9",
+    ],
+    extras_require={
+        "xlsx": ["openpyxl>=3.0"],
+        "parquet": ["pyarrow>=10"],
+        "test": [
+            "pytest>=7",
+            "pytest-timeout>=2",
+            "ruff>=0.4",
+            "tensorboardX>=2.6",
+            "tensorboard-reducer>=0.3",
+            "playwright>=1.40",
+            "hypothesis>=6",
+            "requests>=2.28",
+            "openpyxl>=3.0",
+            "pyarrow>=10",
+        ],
+    },
+    entry_points={
+        "tensorboard_plugins": ["aggregate = tb_aggregate_plugin.plugin:AggregatePlugin"],
+        "console_scripts": ["tb-aggregate = tb_aggregate_plugin.cli:main"],
+    },
+    classifiers=["Framework :: TensorBoard", "Programming Language :: Python :: 3"],
+)

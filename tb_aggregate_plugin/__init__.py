@@ -1,0 +1,51 @@
+"""tb-aggregate: reduce many TensorBoard runs to per-group curves with honest uncertainty bands.
+
+Public API: :func:`aggregate` (a logdir path or a DataProvider in, a tidy DataFrame out) and
+:class:`Query`, the validated description of one request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from .engine import Result, UnknownTagError, run
+from .query import OptionError, Query
+from .source import Source, open_logdir
+
+__version__ = "0.1.0"
+__all__ = ["aggregate", "Query", "OptionError", "UnknownTagError", "Result", "compute", "__version__"]
+
+
+def compute(source: Any, query: Query, *, loader: str = "auto", experiment_id: str = "") -> Result:
+    """Run ``query`` on a logdir path, a DataProvider or a :class:`Source`; returns the full Result."""
+    if isinstance(source, Source):
+        return run(query, source)
+    if isinstance(source, str) or hasattr(source, "__fspath__"):
+        keep_repeats = query.dup_steps != "last"
+        with open_logdir(str(source), loader=loader, keep_repeated_steps=keep_repeats) as loaded:
+            return run(query, Source(loaded.provider))
+    return run(query, Source(source, experiment_id))
+
+
+def aggregate(source: Any, *, loader: str = "auto", experiment_id: str = "", **options: Any) -> pd.DataFrame:
+    """Group runs and reduce each group across runs, step by step.
+
+    Args:
+        source: a logdir path (read with TensorBoard's loaders, every point kept) or a TensorBoard
+            ``DataProvider``.
+        loader: for a path: ``auto`` (Rust data server when installed), ``rust`` or ``python``.
+        experiment_id: for a DataProvider serving several experiments.
+        **options: the :class:`Query` options (``runs``, ``tags``, ``group_by``, ``center``, ``band``,
+            ``reductions``, ``align``, ``x``, ``smoothing``, ``min_runs``, ``dup_steps``).
+
+    Returns:
+        A tidy DataFrame ``tag, group, step, wall_time, n, <reductions>`` (``step`` is ``relative`` or
+        ``wall`` for a time axis). ``df.attrs`` holds the runs of each group, the alignment used, the
+        NaN/inf values left out per run, runs the grouping could not place, and plain-language notes.
+
+    Raises:
+        OptionError: an option has a value that is not allowed (the message names it).
+    """
+    return compute(source, Query(**options), loader=loader, experiment_id=experiment_id).table()

@@ -1,0 +1,104 @@
+"""Putting the runs of one group on one x grid: repeated steps first, then exact or interpolated.
+
+Every function works on whole arrays; the only Python loops are over runs, never over points.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .source import Series
+
+
+def resolve_repeats(series: Series, how: str) -> Series:
+    """Sort by step and keep one value per step: the ``last`` write, the ``first``, or their ``mean``.
+
+    Non-finite values become NaN. A stable sort keeps file order among writes of the same step.
+    """
+    order = np.argsort(series.step, kind="stable")
+    step, wall, value = series.step[order], series.wall[order], series.value[order].astype(np.float64)
+    value[~np.isfinite(value)] = np.nan
+    if len(step) < 2 or np.all(step[1:] != step[:-1]):
+        return Series(step, wall, value)
+    unique, first_index, counts = np.unique(step, return_index=True, return_counts=True)
+    if how == "first":
+        keep = first_index
+    elif how == "last":
+        keep = first_index + counts - 1
+    else:  # mean over the finite writes of each step; NaN only if none is finite
+        finite = np.isfinite(value)
+        sums = np.add.reduceat(np.where(finite, value, 0.0), first_index)
+        n = np.add.reduceat(finite.astype(np.int64), first_index)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(n > 0, sums / np.maximum(n, 1), np.nan)
+        walls = np.add.reduceat(wall, first_index) / counts
+        return Series(unique, walls, mean)
+    return Series(step[keep], wall[keep], value[keep])
+
+
+@dataclasses.dataclass
+class Aligned:
+    """The runs of a group on one grid: ``values[i, j]`` is run i at ``grid[j]`` (NaN: no value)."""
+
+    grid: np.ndarray
+    values: np.ndarray
+    walls: np.ndarray  # wall time of run i at grid[j] (NaN outside the run); step axis only
+    method: str  # "exact" or "interpolate"
+
+
+def _x_of(series: Series, x: str) -> np.ndarray:
+    if x == "step":
+        return series.step.astype(np.float64)
+    if x == "relative":
+        return series.wall - series.wall.min()
+    return series.wall
+
+
+def align(runs: list[Series], how: str, x: str = "step") -> Aligned:
+    """Align a group's runs (already resolved with :func:`resolve_repeats`, none empty).
+
+    ``how``: ``exact`` puts each value at its own step on the union of the runs' steps;
+    ``interpolate`` interpolates linearly onto that union, each run only inside its own first..last
+    step (never extrapolated); ``auto`` is exact when all runs share their steps, else interpolate.
+    A time axis (``relative``, ``wall``) is always interpolated onto an evenly spaced grid spanning
+    the longest run, with as many points as the longest run.
+    """
+    if x != "step":
+        xs = [_x_of(s, x) for s in runs]
+        orders = [np.argsort(v, kind="stable") for v in xs]
+        lo = min(v.min() for v in xs)
+        hi = max(v.max() for v in xs)
+        grid = np.linspace(lo, hi, max(len(v) for v in xs)) if hi > lo else np.array([lo])
+        values = np.vstack([_interp_inside(grid, v[o], s.value[o]) for v, o, s in zip(xs, orders, runs)])
+        return Aligned(grid, values, np.full_like(values, np.nan), "interpolate")
+
+    first = runs[0].step
+    shared = all(len(s.step) == len(first) and np.array_equal(s.step, first) for s in runs[1:])
+    if how == "auto":
+        how = "exact" if shared else "interpolate"
+    if shared:  # the same steps: stack as they are (exact and interpolate agree here)
+        grid = first.astype(np.float64)
+        return Aligned(grid, np.vstack([s.value for s in runs]), np.vstack([s.wall for s in runs]), how)
+
+    grid_steps = np.unique(np.concatenate([s.step for s in runs]))
+    grid = grid_steps.astype(np.float64)
+    values = np.full((len(runs), len(grid)), np.nan)
+    walls = np.full((len(runs), len(grid)), np.nan)
+    for i, s in enumerate(runs):
+        at = np.searchsorted(grid_steps, s.step)
+        if how == "interpolate":
+            xs = s.step.astype(np.float64)
+            values[i] = _interp_inside(grid, xs, s.value)
+            walls[i] = _interp_inside(grid, xs, s.wall)
+        values[i, at] = s.value  # a run's own points are exact, even next to a NaN
+        walls[i, at] = s.wall
+    return Aligned(grid, values, walls, how)
+
+
+def _interp_inside(grid: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Linear interpolation of (xs, ys) at grid, NaN outside [xs[0], xs[-1]] and next to NaN values."""
+    out = np.interp(grid, xs, ys)
+    out[(grid < xs[0]) | (grid > xs[-1])] = np.nan
+    return out

@@ -1,0 +1,67 @@
+"""The chart payload for one tag: per group x, center, band edges and n, thinned for drawing only."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .engine import Result
+from .export import json_values
+
+DEFAULT_MAX_POINTS = 2000
+
+
+def thin_indices(length: int, max_points: int, keep: np.ndarray | None = None) -> np.ndarray:
+    """About ``max_points`` evenly spaced indices of ``range(length)``, first and last included,
+    plus the indices in ``keep`` (where the number of runs changes, so a drop in n stays visible)."""
+    if length <= max_points:
+        return np.arange(length)
+    picks = np.unique(np.linspace(0, length - 1, max(max_points, 2)).round().astype(np.int64))
+    if keep is not None and len(keep):
+        picks = np.union1d(picks, keep[: max_points // 4])
+    return picks
+
+
+def chart(
+    result: Result, tag: str, *, max_points: int = DEFAULT_MAX_POINTS, include_runs: bool = False
+) -> dict:
+    """What the tab draws for ``tag``: one entry per group, plus the notes that apply."""
+    x = result.x
+    frame = result.frame[result.frame["tag"] == tag]
+    groups = []
+    for block in (b for b in result.blocks if b.tag == tag):
+        rows = frame[frame["group"] == block.group]
+        n = rows["n"].to_numpy()
+        changes = np.flatnonzero(np.diff(n)) + 1 if len(n) > 1 else None
+        pick = thin_indices(len(rows), max_points, changes)
+        rows = rows.iloc[pick]
+        entry = {
+            "group": block.group,
+            "runs": block.runs,
+            "size": len(result.groups.get(block.group, block.runs)),
+            "alignment": block.alignment,
+            "nonfinite": {r: c for r, c in block.nonfinite.items() if c},
+            "downsampled": block.downsampled,
+            "x": json_values(rows[x]),
+            "center": json_values(rows["center"]),
+            "lo": json_values(rows["band_lo"]),
+            "hi": json_values(rows["band_hi"]),
+            "n": json_values(rows["n"]),
+        }
+        if include_runs and block.aligned is not None:
+            aligned = block.aligned
+            take = thin_indices(len(aligned.grid), max_points)
+            entry["individual"] = [
+                {"run": run, "x": json_values(aligned.grid[take]), "y": json_values(aligned.values[i, take])}
+                for i, run in enumerate(block.runs)
+            ]
+        groups.append(entry)
+    return {
+        "tag": tag,
+        "x": x,
+        "center": result.query.center,
+        "band": result.query.band,
+        "groups": groups,
+        "unplaced": result.unplaced,
+        "notes": result.notes(tag),
+        "downsampled": any(b.downsampled for b in result.blocks if b.tag == tag),
+    }

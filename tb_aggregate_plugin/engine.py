@@ -1,0 +1,278 @@
+"""Query -> Result: select, group, resolve repeats, smooth, align and reduce, for every tag and group."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+import pandas as pd
+
+from . import align as align_mod
+from . import grouping, stats
+from .query import Query
+from .source import Series, Source
+
+# Tags whose best value is the lowest; any other tag's best is its highest.
+_LOWER_IS_BETTER = re.compile(r"loss|err|perplexity|ppl|mse|mae|nll|cost|regret|wer|cer|distance", re.I)
+
+
+class UnknownTagError(LookupError):
+    """The requested tag is in none of the selected runs."""
+
+
+@dataclasses.dataclass
+class Block:
+    """What stands behind one (tag, group) curve."""
+
+    tag: str
+    group: str
+    runs: list[str]  # runs of the group with points for this tag
+    alignment: str  # "exact" or "interpolate"
+    nonfinite: dict[str, int]  # run -> NaN/inf values left out
+    finals: dict[str, float]  # run -> last finite (smoothed) value, for comparing groups
+    downsampled: list[str]  # runs whose series may have been thinned by the loader
+    aligned: align_mod.Aligned | None = None  # kept only with keep_runs=True
+
+
+@dataclasses.dataclass
+class Result:
+    """The reduced curves and everything needed to say what stands behind them."""
+
+    query: Query
+    frame: pd.DataFrame  # tag, group, <x>, [wall_time], n, reductions..., center, band_lo, band_hi
+    blocks: list[Block]
+    groups: dict[str, list[str]]  # group -> selected runs placed in it
+    unplaced: dict[str, str]  # run -> why the grouping could not place it
+    tags: list[str]
+
+    @property
+    def x(self) -> str:
+        return self.query.x
+
+    def table(self) -> pd.DataFrame:
+        """The tidy table: ``tag, group, <x>, [wall_time], n, <reductions>``; ``attrs`` say the rest."""
+        columns = ["tag", "group", self.x] + (["wall_time"] if self.x == "step" else []) + ["n"]
+        columns += [r for r in self.query.reductions if r not in columns]
+        table = self.frame[columns].reset_index(drop=True)
+        table.attrs = self.attrs()
+        return table
+
+    def attrs(self) -> dict:
+        return {
+            "query": dataclasses.asdict(self.query),
+            "groups": {g: list(r) for g, r in self.groups.items()},
+            "unplaced": dict(self.unplaced),
+            "alignment": {f"{b.tag} | {b.group}": b.alignment for b in self.blocks},
+            "nonfinite": {f"{b.tag} | {r}": c for b in self.blocks for r, c in b.nonfinite.items() if c},
+            "downsampled": sorted({f"{b.tag} | {r}" for b in self.blocks for r in b.downsampled}),
+            "notes": self.notes(),
+        }
+
+    def notes(self, tag: str | None = None) -> list[str]:
+        """Plain-language notes: what was left out and why (only the notes of ``tag`` if given)."""
+        notes = []
+        if not self.groups and not self.unplaced:
+            notes.append(f"no run matches runs={self.query.runs!r}")
+        elif not self.tags:
+            notes.append(f"no scalar tag matches tags={self.query.tags!r}")
+        for run, reason in sorted(self.unplaced.items()):
+            notes.append(f"run {run!r} left out: {reason} (group_by={self.query.group_by})")
+        for b in self.blocks:
+            if tag is not None and b.tag != tag:
+                continue
+            for run, count in sorted(b.nonfinite.items()):
+                if count:
+                    notes.append(f"{b.tag}: {count} NaN/inf value(s) of run {run!r} left out")
+            if b.downsampled:
+                notes.append(
+                    f"{b.tag}: {len(b.downsampled)} run(s) came back at the loader's sample limit and "
+                    "may be downsampled; start TensorBoard with --samples_per_plugin scalars=0"
+                )
+        return notes
+
+
+def describe(query: Query, source: Source) -> dict:
+    """Runs, their group, tags and hparams under ``query``, without reading any series."""
+    listing = source.list_scalars()
+    pattern, tag_pattern = query.run_pattern, query.tag_pattern
+    runs = sorted(r for r in listing if pattern.search(r))
+    hparams = source.hparams()
+    groups, unplaced = grouping.group_runs(runs, query.group_by, hparams)
+    run_tags = {r: sorted(t for t in listing[r] if tag_pattern.search(t)) for r in runs}
+    return {
+        "runs": [
+            {
+                "run": r,
+                "group": groups.get(r),
+                "excluded": unplaced.get(r),
+                "tags": run_tags[r],
+                "hparams": hparams.get(r, {}),
+            }
+            for r in runs
+        ],
+        "tags": sorted({t for tags in run_tags.values() for t in tags}),
+        "groups": _members(groups),
+        "unplaced": unplaced,
+        "hparams": sorted({name for r in runs for name in hparams.get(r, {})}),
+        "total_runs": len(listing),
+    }
+
+
+def run(query: Query, source: Source, *, tag: str | None = None, keep_runs: bool = False) -> Result:
+    """Compute the reduced curves for ``query`` (all matching tags, or exactly ``tag``).
+
+    Raises:
+        UnknownTagError: ``tag`` is given but no selected run has it.
+    """
+    listing = source.list_scalars()
+    runs = sorted(r for r in listing if query.run_pattern.search(r))
+    hparams = source.hparams() if query.group_by.startswith("hparam:") else {}
+    placed, unplaced = grouping.group_runs(runs, query.group_by, hparams)
+    members = _members(placed)
+    all_tags = {t for r in runs for t in listing[r]}
+    if tag is not None:
+        if tag not in all_tags:
+            raise UnknownTagError(f"tag {tag!r} is in none of the selected runs")
+        tags = [tag]
+    else:
+        tags = sorted(t for t in all_tags if query.tag_pattern.search(t))
+    wanted = {r: [t for t in tags if t in listing[r]] for r in placed}
+    data = source.read(wanted, listing)
+
+    names = stats.needed_for(query.reductions, query.center, query.band)
+    blocks, pieces = [], []
+    for t in tags:
+        for group, group_runs in members.items():
+            block, piece = _reduce_block(query, source, t, group, group_runs, data, listing, names, keep_runs)
+            if block is not None:
+                blocks.append(block)
+                pieces.append(piece)
+    frame = _frame(pieces, query, names)
+    return Result(query, frame, blocks, members, unplaced, tags)
+
+
+def _members(placed: dict[str, str]) -> dict[str, list[str]]:
+    members: dict[str, list[str]] = {}
+    for run_name in sorted(placed):
+        members.setdefault(placed[run_name], []).append(run_name)
+    return dict(sorted(members.items()))
+
+
+def _reduce_block(query, source, tag, group, group_runs, data, listing, names, keep_runs):
+    resolved: list[Series] = []
+    used, nonfinite, finals, downsampled = [], {}, {}, []
+    for r in group_runs:
+        raw = data.get((r, tag))
+        if raw is None or len(raw) == 0:
+            continue
+        series = align_mod.resolve_repeats(raw, query.dup_steps)
+        finite = np.isfinite(series.value)
+        nonfinite[r] = int(len(series.value) - finite.sum())
+        value = stats.smooth(series.value, query.smoothing)
+        series = Series(series.step, series.wall, value)
+        finals[r] = float(value[finite][-1]) if finite.any() else float("nan")
+        if source.is_downsampled(raw):
+            downsampled.append(r)
+        used.append(r)
+        resolved.append(series)
+    if not resolved:
+        return None, None
+    aligned = align_mod.align(resolved, query.align, query.x)
+    reduced = stats.reduce(aligned.values, names)
+    lo, hi = stats.band_bounds(reduced, query.center, query.band)
+    piece = {query.x: aligned.grid, **reduced, "center": reduced[query.center], "band_lo": lo, "band_hi": hi}
+    if query.x == "step":
+        piece["step"] = aligned.grid.astype(np.int64)
+        with np.errstate(all="ignore"):
+            piece["wall_time"] = _nanmedian_rows(aligned.walls)
+    keep = reduced["n"] >= query.min_runs
+    piece = {k: v[keep] for k, v in piece.items()}
+    piece["tag"], piece["group"] = tag, group
+    kept = aligned if keep_runs else None
+    block = Block(tag, group, used, aligned.method, nonfinite, finals, downsampled, kept)
+    return block, piece
+
+
+def _nanmedian_rows(walls: np.ndarray) -> np.ndarray:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmedian(walls, axis=0)
+
+
+def _frame(pieces: list[dict], query: Query, names: list[str]) -> pd.DataFrame:
+    columns = ["tag", "group", query.x] + (["wall_time"] if query.x == "step" else []) + ["n"]
+    columns += [n for n in names if n not in columns] + ["center", "band_lo", "band_hi"]
+    if not pieces:
+        return pd.DataFrame({c: pd.Series(dtype=object if c in ("tag", "group") else float) for c in columns})
+    lengths = [len(p["n"]) for p in pieces]
+    frame = {}
+    for c in columns:
+        if c in ("tag", "group"):
+            frame[c] = np.repeat(np.array([p[c] for p in pieces], dtype=object), lengths)
+        else:
+            frame[c] = np.concatenate([np.asarray(p[c]) for p in pieces])
+    return pd.DataFrame(frame, columns=columns)
+
+
+def is_lower_better(tag: str) -> bool:
+    """Whether a tag's best value is its lowest (losses, errors) rather than its highest."""
+    return bool(_LOWER_IS_BETTER.search(tag))
+
+
+def summary(result: Result) -> pd.DataFrame:
+    """Per tag and group: final and best center with band edges, step of the best, run count."""
+    rows = []
+    x = result.x
+    for (tag, group), block in result.frame.groupby(["tag", "group"], sort=True):
+        if block.empty:
+            continue
+        final = block.iloc[-1]
+        center = block["center"].to_numpy()
+        finite = np.isfinite(center)
+        if finite.any():
+            pick = np.nanargmin if is_lower_better(tag) else np.nanargmax
+            best = block.iloc[int(pick(np.where(finite, center, np.nan)))]
+        else:
+            best = final
+        rows.append(
+            {
+                "tag": tag,
+                "group": group,
+                "runs": int(block["n"].max()),
+                "final_x": final[x],
+                "final": final["center"],
+                "final_lo": final["band_lo"],
+                "final_hi": final["band_hi"],
+                "final_n": int(final["n"]),
+                "best_x": best[x],
+                "best": best["center"],
+                "best_lo": best["band_lo"],
+                "best_hi": best["band_hi"],
+                "best_is": "min" if is_lower_better(tag) else "max",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def compare_finals(result: Result, tag: str, group_a: str, group_b: str) -> dict:
+    """Welch's t-test on the runs' final values of two groups for one tag."""
+    blocks = {b.group: b for b in result.blocks if b.tag == tag}
+    for g in (group_a, group_b):
+        if g not in blocks:
+            raise UnknownTagError(f"group {g!r} has no data for tag {tag!r}")
+    a = np.array(list(blocks[group_a].finals.values()))
+    b = np.array(list(blocks[group_b].finals.values()))
+    return {
+        "tag": tag,
+        "a": group_a,
+        "b": group_b,
+        "n_a": int(np.isfinite(a).sum()),
+        "n_b": int(np.isfinite(b).sum()),
+        "mean_a": float(np.nanmean(a)) if np.isfinite(a).any() else float("nan"),
+        "mean_b": float(np.nanmean(b)) if np.isfinite(b).any() else float("nan"),
+        "p_value": stats.welch_p(a, b),
+        "test": "Welch's t-test (two-sided) on each run's final value",
+    }

@@ -1,0 +1,248 @@
+"""The Aggregate tab's server side: thin routes over the engine, like TensorBoard's scalars plugin.
+
+Every route parses its query string into a :class:`Query`, calls the engine once and formats the
+result. No statistics here. User mistakes answer 400 (bad option) or 404 (unknown tag or file).
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import re
+import threading
+
+import numpy as np
+from tensorboard import context as tb_context
+from tensorboard import errors as tb_errors
+from tensorboard import plugin_util
+from tensorboard.backend import http_util
+from tensorboard.plugins import base_plugin
+from tensorboard.plugins.scalar import metadata as scalar_metadata
+from werkzeug import wrappers
+
+from . import chart, engine, export
+from .query import OptionError, Query
+from .source import Source
+
+logger = logging.getLogger(__name__)
+
+PLUGIN_NAME = "aggregate"
+# TensorBoard keeps this many points per scalar series unless told otherwise.
+DEFAULT_SCALAR_SAMPLES = 1000
+_ROUTE_PARAMS = {
+    "/runs": (),
+    "/aggregate": ("tag", "max_points", "include_runs"),
+    "/export": ("tag", "format"),
+    "/summary": ("compare_tag", "compare_a", "compare_b"),
+}
+_CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".svg": "image/svg+xml"}
+
+
+class _UserError(Exception):
+    """A request that cannot be answered as asked; ``code`` is the HTTP status."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _route(handler):
+    """Wrap a handler: parse options, map user mistakes to 400/404 with one plain line."""
+
+    @wrappers.Request.application
+    def app(self, request):
+        try:
+            return handler(self, request)
+        except OptionError as exc:
+            return _plain(request, str(exc), 400)
+        except (_UserError, tb_errors.PublicError) as exc:
+            code = getattr(exc, "code", None) or getattr(exc, "http_code", 400)
+            return _plain(request, str(exc).splitlines()[0] if str(exc) else "bad request", code)
+        except engine.UnknownTagError as exc:
+            return _plain(request, str(exc), 404)
+
+    app.__name__ = handler.__name__
+    return app
+
+
+def _plain(request, message: str, code: int):
+    return http_util.Respond(request, message.replace("\n", " ") + "\n", "text/plain", code=code)
+
+
+def _flag(request, name: str) -> bool:
+    value = request.args.get(name, "0").strip().lower()
+    if value not in ("0", "1", "true", "false", ""):
+        raise OptionError(name, f"{value!r} is not one of 0, 1")
+    return value in ("1", "true")
+
+
+def _int(request, name: str, default: int, lo: int, hi: int) -> int:
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise OptionError(name, f"{raw!r} is not an integer in [{lo}, {hi}]") from None
+    if not lo <= value <= hi:
+        raise OptionError(name, f"{raw!r} is not an integer in [{lo}, {hi}]")
+    return value
+
+
+class AggregatePlugin(base_plugin.TBPlugin):
+    """Groups runs, reduces each group across runs and draws one curve and band per group."""
+
+    plugin_name = PLUGIN_NAME
+
+    def __init__(self, context: base_plugin.TBContext):
+        self._provider = context.data_provider
+        flags = context.flags
+        limit = DEFAULT_SCALAR_SAMPLES
+        if flags is not None and getattr(flags, "samples_per_plugin", None):
+            limit = flags.samples_per_plugin.get(scalar_metadata.PLUGIN_NAME, DEFAULT_SCALAR_SAMPLES)
+        self._sample_limit = limit or None  # 0 means "keep all"
+        self._sources: dict[str, Source] = {}
+        self._lock = threading.Lock()
+        self._static = _static_files()
+
+    # -- TensorBoard plugin interface ---------------------------------------------------------
+
+    def get_plugin_apps(self):
+        return {
+            "/runs": self._serve_runs,
+            "/aggregate": self._serve_aggregate,
+            "/export": self._serve_export,
+            "/summary": self._serve_summary,
+            "/static/*": self._serve_static,
+        }
+
+    def is_active(self) -> bool:
+        return False  # activity is decided by data_plugin_names: active when there are scalars
+
+    def data_plugin_names(self):
+        return (scalar_metadata.PLUGIN_NAME,)
+
+    def frontend_metadata(self):
+        return base_plugin.FrontendMetadata(es_module_path="/static/index.js", tab_name="Aggregate")
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _source(self, request) -> Source:
+        experiment = plugin_util.experiment_id(request.environ)
+        with self._lock:
+            source = self._sources.get(experiment)
+            if source is None:
+                source = Source(
+                    self._provider,
+                    experiment,
+                    sample_limit=self._sample_limit,
+                    ctx=tb_context.from_environ(request.environ),
+                )
+                self._sources[experiment] = source
+            return source
+
+    @staticmethod
+    def _query(request, route: str) -> Query:
+        params = {k: v for k, v in request.args.items()}
+        return Query.from_mapping(params, ignore=_ROUTE_PARAMS[route])
+
+    # -- routes -------------------------------------------------------------------------------
+
+    @_route
+    def _serve_runs(self, request):
+        query = self._query(request, "/runs")
+        listing = engine.describe(query, self._source(request))
+        listing["sample_limit"] = self._sample_limit
+        return http_util.Respond(request, listing, "application/json")
+
+    @_route
+    def _serve_aggregate(self, request):
+        query = self._query(request, "/aggregate")
+        tag = request.args.get("tag")
+        if not tag:
+            raise OptionError("tag", "is required: the scalar tag to draw")
+        max_points = _int(request, "max_points", chart.DEFAULT_MAX_POINTS, 2, 1_000_000)
+        include_runs = _flag(request, "include_runs")
+        result = engine.run(query, self._source(request), tag=tag, keep_runs=include_runs)
+        payload = chart.chart(result, tag, max_points=max_points, include_runs=include_runs)
+        if payload["downsampled"]:
+            payload["notes"].append(
+                f"TensorBoard keeps {self._sample_limit} points per series by default, so these curves "
+                "may be downsampled: restart it with --samples_per_plugin scalars=0 for full resolution"
+            )
+        return http_util.Respond(request, payload, "application/json")
+
+    @_route
+    def _serve_export(self, request):
+        query = self._query(request, "/export")
+        fmt = request.args.get("format", "csv")
+        if fmt not in ("csv", "json"):
+            raise OptionError("format", f"{fmt!r} is not one of csv, json")
+        tag = request.args.get("tag") or None
+        result = engine.run(query, self._source(request), tag=tag)
+        table = result.table()
+        if fmt == "csv":
+            body, content_type = export.to_csv(table), "text/csv"
+        else:
+            body, content_type = export.to_json(table, result.attrs()), "application/json"
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", tag or "all").strip("._") or "tag"
+        disposition = f'attachment; filename="aggregate-{name}-{stamp}.{fmt}"'
+        return http_util.Respond(request, body, content_type, headers=[("Content-Disposition", disposition)])
+
+    @_route
+    def _serve_summary(self, request):
+        query = self._query(request, "/summary")
+        result = engine.run(query, self._source(request))
+        table = engine.summary(result)
+        payload = {
+            "x": result.x,
+            "rows": export.to_records(table) if len(table) else [],
+            "notes": result.notes(),
+        }
+        a, b = request.args.get("compare_a"), request.args.get("compare_b")
+        if a and b:
+            compare_tag = request.args.get("compare_tag") or (result.tags[0] if result.tags else "")
+            if compare_tag not in result.tags:
+                raise engine.UnknownTagError(f"tag {compare_tag!r} is in none of the selected runs")
+            test = engine.compare_finals(result, compare_tag, a, b)
+            payload["compare"] = {
+                k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in test.items()
+            }
+        return http_util.Respond(request, payload, "application/json")
+
+    @wrappers.Request.application
+    def _serve_static(self, request):
+        # Only files listed at start-up are served: a name with "..", "/", "%2F" or a drive never matches.
+        name = request.path.rsplit("/static/", 1)[-1]
+        path = self._static.get(name)
+        if path is None:
+            return _plain(request, "not found", 404)
+        with open(path, "rb") as f:
+            body = f.read()
+        content_type = _CONTENT_TYPES.get(os.path.splitext(name)[1], "application/octet-stream")
+        expires = 86400 if name == "plotly.min.js" else 0
+        return http_util.Respond(request, body, content_type, expires=expires)
+
+
+def _static_files() -> dict[str, str]:
+    """``{name: path}``: the tab's own files, and plotly.min.js from the installed plotly package."""
+    from . import static  # the installed frontend/ folder
+
+    static_dir = os.path.dirname(static.__file__)
+    files = {}
+    if os.path.isdir(static_dir):
+        for name in os.listdir(static_dir):
+            path = os.path.join(static_dir, name)
+            if os.path.isfile(path) and os.path.splitext(name)[1] in _CONTENT_TYPES:
+                files[name] = path
+    try:
+        import plotly
+
+        bundled = os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js")
+        if os.path.isfile(bundled):
+            files["plotly.min.js"] = bundled
+    except ImportError:
+        pass
+    return files

@@ -1,0 +1,174 @@
+"""The one description of a request, and the one place every option is validated.
+
+The Python API, the HTTP routes and the CLI all build a :class:`Query`; an invalid option raises
+:class:`OptionError` (a ``ValueError``) whose message names the option and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+GROUP_BY_MODES = ("auto", "parent", "none", "regex:PATTERN", "hparam:NAME[,NAME...]")
+CENTERS = ("mean", "median")
+BANDS = ("std", "sem", "ci95", "minmax", "iqr", "none")
+ALIGNS = ("auto", "exact", "interpolate")
+X_AXES = ("step", "relative", "wall")
+DUP_STEPS = ("last", "first", "mean")
+BASE_REDUCTIONS = ("mean", "median", "std", "var", "sem", "min", "max", "count", "ci95_lo", "ci95_hi")
+DEFAULT_REDUCTIONS = ("mean", "std", "min", "max", "median", "count")
+_QUANTILE = re.compile(r"q(\d{2})")
+# Long patterns are a cheap way to make a regex engine work hard; no run filter needs this many.
+MAX_PATTERN_LENGTH = 1000
+
+
+class OptionError(ValueError):
+    """An option has a value that is not allowed; the message says which option and what is."""
+
+    def __init__(self, option: str, message: str):
+        super().__init__(f"{option}: {message}")
+        self.option = option
+
+
+def _compile(option: str, pattern: str) -> re.Pattern:
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise OptionError(option, f"regular expression longer than {MAX_PATTERN_LENGTH} characters")
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise OptionError(option, f"invalid regular expression {pattern!r}: {exc}") from None
+
+
+def _one_of(option: str, value: Any, allowed: Iterable[str]) -> str:
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise OptionError(option, f"{value!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def parse_reductions(value: str | Iterable[str]) -> tuple[str, ...]:
+    """Split and check a reductions list (``"mean,std,q05"`` or a sequence); keeps order, drops repeats."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    names: list[str] = []
+    for item in items:
+        name = str(item).strip().lower()
+        if not name:
+            continue
+        if name not in BASE_REDUCTIONS and not _QUANTILE.fullmatch(name):
+            raise OptionError(
+                "reductions",
+                f"{name!r} is not one of {', '.join(BASE_REDUCTIONS)} or a percentile qNN (q05, q50, q95)",
+            )
+        if name not in names:
+            names.append(name)
+    if not names:
+        raise OptionError("reductions", "needs at least one of " + ", ".join(BASE_REDUCTIONS))
+    return tuple(names)
+
+
+@dataclasses.dataclass(frozen=True)
+class Query:
+    """Everything that decides what the engine computes. Validated on construction.
+
+    Attributes:
+        runs: regular expression searched in run names (empty: all runs).
+        tags: regular expression searched in tag names (empty: all tags).
+        group_by: ``auto`` | ``parent`` | ``none`` | ``regex:PATTERN`` | ``hparam:NAME[,NAME...]``.
+        center: ``mean`` | ``median``: the statistic drawn as the line.
+        band: ``std`` | ``sem`` | ``ci95`` | ``minmax`` | ``iqr`` | ``none``: the shaded band.
+        reductions: statistics in the result table, e.g. ``("mean", "std", "q05")``.
+        align: ``auto`` | ``exact`` | ``interpolate``.
+        x: ``step`` | ``relative`` (seconds since the run's first point) | ``wall`` (epoch seconds).
+        smoothing: TensorBoard's debiased EMA weight in [0, 1), applied per run before reducing.
+        min_runs: points backed by fewer finite values than this are dropped.
+        dup_steps: how repeated steps within a run are resolved: ``last`` | ``first`` | ``mean``.
+    """
+
+    runs: str = ""
+    tags: str = ""
+    group_by: str = "auto"
+    center: str = "mean"
+    band: str = "std"
+    reductions: tuple[str, ...] = DEFAULT_REDUCTIONS
+    align: str = "auto"
+    x: str = "step"
+    smoothing: float = 0.0
+    min_runs: int = 1
+    dup_steps: str = "last"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__  # frozen: normalise in place once
+        for option in ("runs", "tags"):
+            value = getattr(self, option)
+            if value is None:
+                value = ""
+            if not isinstance(value, str):
+                raise OptionError(option, "must be a regular expression string")
+            _compile(option, value)
+            set_(self, option, value)
+        set_(self, "group_by", _check_group_by(self.group_by))
+        _one_of("center", self.center, CENTERS)
+        _one_of("band", self.band, BANDS)
+        set_(self, "reductions", parse_reductions(self.reductions))
+        _one_of("align", self.align, ALIGNS)
+        _one_of("x", self.x, X_AXES)
+        _one_of("dup_steps", self.dup_steps, DUP_STEPS)
+        try:
+            smoothing = float(self.smoothing)
+        except (TypeError, ValueError):
+            raise OptionError("smoothing", f"{self.smoothing!r} is not a number in [0, 1)") from None
+        if not (math.isfinite(smoothing) and 0.0 <= smoothing < 1.0):
+            raise OptionError("smoothing", f"{self.smoothing!r} is not a number in [0, 1)")
+        set_(self, "smoothing", smoothing)
+        try:
+            min_runs = self.min_runs if isinstance(self.min_runs, int) else int(str(self.min_runs).strip())
+        except ValueError:
+            raise OptionError("min_runs", f"{self.min_runs!r} is not an integer >= 1") from None
+        if isinstance(self.min_runs, bool) or min_runs < 1:
+            raise OptionError("min_runs", f"{self.min_runs!r} is not an integer >= 1")
+        set_(self, "min_runs", min_runs)
+
+    @property
+    def run_pattern(self) -> re.Pattern:
+        return re.compile(self.runs)
+
+    @property
+    def tag_pattern(self) -> re.Pattern:
+        return re.compile(self.tags)
+
+    @classmethod
+    def from_mapping(cls, params: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> Query:
+        """Build from string parameters (HTTP query, CLI); unknown keys are an error unless ignored."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        skip = set(ignore)
+        unknown = sorted(k for k in params if k not in names and k not in skip)
+        if unknown:
+            raise OptionError(unknown[0], f"unknown option; options are {', '.join(sorted(names))}")
+        kwargs = {k: v for k, v in params.items() if k in names and v is not None}
+        return cls(**kwargs)
+
+    def replace(self, **changes: Any) -> Query:
+        """A copy with some options changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+def _check_group_by(value: Any) -> str:
+    if not isinstance(value, str):
+        raise OptionError("group_by", f"{value!r} is not one of {', '.join(GROUP_BY_MODES)}")
+    if value in ("auto", "parent", "none"):
+        return value
+    if value.startswith("regex:"):
+        pattern = value[len("regex:") :]
+        if not pattern:
+            raise OptionError("group_by", "regex: needs a pattern, e.g. regex:lr=([^/]+)")
+        _compile("group_by", pattern)
+        return value
+    if value.startswith("hparam:"):
+        names = [n.strip() for n in value[len("hparam:") :].split(",") if n.strip()]
+        if not names:
+            raise OptionError("group_by", "hparam: needs at least one hparam name, e.g. hparam:lr")
+        return "hparam:" + ",".join(names)
+    raise OptionError("group_by", f"{value!r} is not one of {', '.join(GROUP_BY_MODES)}")

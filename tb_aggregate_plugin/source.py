@@ -1,0 +1,365 @@
+"""Reading scalar series through a TensorBoard DataProvider into numpy arrays, with a cache.
+
+A :class:`Source` wraps any ``DataProvider`` (the plugin passes TensorBoard's own). From a logdir path,
+:func:`open_logdir` starts TensorBoard's Rust data server, or its Python multiplexer when the data
+server is missing or when repeated steps must be kept (the data server keeps only the last write of
+a repeated step), always keeping every point.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+import os
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+
+import numpy as np
+from tensorboard import context as tb_context
+from tensorboard.data import provider as tb_provider
+from tensorboard.plugins.scalar import metadata as scalar_metadata
+
+logger = logging.getLogger(__name__)
+
+SCALARS = scalar_metadata.PLUGIN_NAME
+HPARAMS = "hparams"
+# "Every point": far above any real series, but a plain int both loaders accept.
+ALL_POINTS = 2**31 - 1
+# Cache bound in points (24 bytes each: step, wall time, value).
+DEFAULT_CACHE_POINTS = 40_000_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Series:
+    """One run's values of one tag, in the order the loader returned them."""
+
+    step: np.ndarray  # int64
+    wall: np.ndarray  # float64, seconds since the epoch
+    value: np.ndarray  # float64, may hold NaN/inf
+
+    def __len__(self) -> int:
+        return len(self.step)
+
+    @classmethod
+    def empty(cls) -> Series:
+        return cls(np.empty(0, np.int64), np.empty(0, np.float64), np.empty(0, np.float64))
+
+
+@dataclasses.dataclass(frozen=True)
+class SeriesInfo:
+    """What the provider's listing says of a series; a change means new data."""
+
+    max_step: int
+    max_wall_time: float
+
+
+class Source:
+    """Scalar series of one experiment, read through a DataProvider and cached per (run, tag).
+
+    A cached series is reused while the provider's listing (max step, max wall time) is unchanged,
+    so a new option (smoothing, band, ...) never reads again and new steps of a live run are read
+    on the next request. The cache is bounded by ``max_cache_points`` (least recently used goes).
+    """
+
+    def __init__(
+        self,
+        provider: tb_provider.DataProvider,
+        experiment_id: str = "",
+        *,
+        sample_limit: int | None = None,
+        max_cache_points: int = DEFAULT_CACHE_POINTS,
+        ctx: tb_context.RequestContext | None = None,
+        fast_path: bool = True,
+    ):
+        self.provider = provider
+        self.experiment_id = experiment_id
+        self.sample_limit = sample_limit
+        self.max_cache_points = max_cache_points
+        self._ctx = ctx or tb_context.RequestContext()
+        self._cache: collections.OrderedDict[tuple[str, str], tuple[SeriesInfo, Series]] = (
+            collections.OrderedDict()
+        )
+        self._cached_points = 0
+        self._lock = threading.Lock()
+        self._fast_reader = _grpc_reader(provider) if fast_path else None
+
+    @property
+    def uses_fast_path(self) -> bool:
+        return self._fast_reader is not None
+
+    def list_scalars(self) -> dict[str, dict[str, SeriesInfo]]:
+        """``{run: {tag: SeriesInfo}}`` of every scalar series the provider has now."""
+        listing = self.provider.list_scalars(self._ctx, experiment_id=self.experiment_id, plugin_name=SCALARS)
+        return {
+            run: {tag: SeriesInfo(int(ts.max_step), float(ts.max_wall_time)) for tag, ts in tags.items()}
+            for run, tags in listing.items()
+        }
+
+    def read(
+        self,
+        wanted: Mapping[str, Iterable[str]],
+        listing: Mapping[str, Mapping[str, SeriesInfo]] | None = None,
+    ) -> dict[tuple[str, str], Series]:
+        """Every point of the wanted ``{run: [tag, ...]}`` series, from the cache where still current."""
+        listing = self.list_scalars() if listing is None else listing
+        out: dict[tuple[str, str], Series] = {}
+        missing: dict[str, set[str]] = {}
+        with self._lock:
+            for run, tags in wanted.items():
+                for tag in tags:
+                    info = listing.get(run, {}).get(tag)
+                    if info is None:
+                        continue
+                    hit = self._cache.get((run, tag))
+                    if hit is not None and hit[0] == info:
+                        self._cache.move_to_end((run, tag))
+                        out[(run, tag)] = hit[1]
+                    else:
+                        missing.setdefault(run, set()).add(tag)
+        if missing:
+            fresh = self._read_from_provider(missing)
+            with self._lock:
+                for (run, tag), series in fresh.items():
+                    out[(run, tag)] = series
+                    self._store((run, tag), listing[run][tag], series)
+        return out
+
+    def is_downsampled(self, series: Series) -> bool:
+        """True when a series came back at exactly the loader's sample limit (maybe thinned)."""
+        return bool(self.sample_limit) and len(series) == self.sample_limit
+
+    def hparams(self) -> dict[str, dict[str, object]]:
+        """``{run: {name: value}}`` from the hparams plugin's session-start info.
+
+        ``add_hparams`` in PyTorch and tensorboardX writes the session into a child run of the run
+        it describes (``run/<timestamp>``); such values are attributed to the parent run as well.
+        """
+        from tensorboard.plugins.hparams import metadata as hp_metadata
+
+        try:
+            listing = self.provider.list_tensors(
+                self._ctx, experiment_id=self.experiment_id, plugin_name=HPARAMS
+            )
+        except Exception as exc:  # a provider without hparams support is not an error
+            logger.info("no hparams: %s", exc)
+            return {}
+        found: dict[str, dict[str, object]] = {}
+        for run, tags in listing.items():
+            for tag, ts in tags.items():
+                if tag != hp_metadata.SESSION_START_INFO_TAG:
+                    continue
+                try:
+                    info = hp_metadata.parse_session_start_info_plugin_data(ts.plugin_content)
+                except Exception:  # malformed plugin data: skip that run's hparams, keep the rest
+                    continue
+                found[run] = {name: _hparam_value(v) for name, v in info.hparams.items()}
+        result = dict(found)
+        for run, values in found.items():
+            parent = run.rsplit("/", 1)[0] if "/" in run else None
+            if parent is not None and parent not in found:
+                result.setdefault(parent, {}).update(values)
+        return result
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _store(self, key: tuple[str, str], info: SeriesInfo, series: Series) -> None:
+        old = self._cache.pop(key, None)
+        if old is not None:
+            self._cached_points -= len(old[1])
+        if len(series) > self.max_cache_points:
+            return
+        self._cache[key] = (info, series)
+        self._cached_points += len(series)
+        while self._cached_points > self.max_cache_points and self._cache:
+            _, (_, dropped) = self._cache.popitem(last=False)
+            self._cached_points -= len(dropped)
+
+    def _read_from_provider(self, wanted: Mapping[str, set[str]]) -> dict[tuple[str, str], Series]:
+        rtf = tb_provider.RunTagFilter(runs=sorted(wanted), tags=sorted(set().union(*wanted.values())))
+        if self._fast_reader is not None:
+            try:
+                got = self._fast_reader(self.experiment_id, rtf)
+            except Exception as exc:  # fall back to the public interface, once and for all
+                logger.warning("fast read failed (%s); using read_scalars", exc)
+                self._fast_reader = None
+            else:
+                return {k: v for k, v in got.items() if k[1] in wanted.get(k[0], ())}
+        data = self.provider.read_scalars(
+            self._ctx,
+            experiment_id=self.experiment_id,
+            plugin_name=SCALARS,
+            downsample=ALL_POINTS,
+            run_tag_filter=rtf,
+        )
+        out = {}
+        for run, tags in data.items():
+            for tag, points in tags.items():
+                if tag not in wanted.get(run, ()):
+                    continue
+                out[(run, tag)] = Series(
+                    np.fromiter((p.step for p in points), np.int64, len(points)),
+                    np.fromiter((p.wall_time for p in points), np.float64, len(points)),
+                    np.fromiter((p.value for p in points), np.float64, len(points)),
+                )
+        return out
+
+
+def _hparam_value(value) -> object:
+    kind = value.WhichOneof("kind")
+    if kind == "number_value":
+        number = value.number_value
+        return int(number) if float(number).is_integer() else number
+    if kind == "string_value":
+        return value.string_value
+    if kind == "bool_value":
+        return value.bool_value
+    return None
+
+
+def _grpc_reader(provider) -> Callable | None:
+    """A reader that decodes the Rust data server's ReadScalars response straight into numpy.
+
+    The public ``read_scalars`` builds one Python object per point; this skips that. Used only when
+    the provider is TensorBoard's gRPC provider (feature-detected), else ``None``.
+    """
+    stub = getattr(provider, "_stub", None)
+    if stub is None or not hasattr(stub, "ReadScalars"):
+        return None
+    try:
+        from tensorboard.data import grpc_provider
+        from tensorboard.data.proto import data_provider_pb2
+    except ImportError:
+        return None
+
+    def read(experiment_id: str, rtf: tb_provider.RunTagFilter) -> dict[tuple[str, str], Series]:
+        req = data_provider_pb2.ReadScalarsRequest()
+        req.experiment_id = experiment_id
+        req.plugin_filter.plugin_name = SCALARS
+        req.run_tag_filter.runs.names[:] = list(rtf.runs)
+        req.run_tag_filter.tags.names[:] = list(rtf.tags)
+        req.downsample.num_points = ALL_POINTS
+        with grpc_provider._translate_grpc_error():
+            res = stub.ReadScalars(req)
+        out = {}
+        for run_entry in res.runs:
+            for tag_entry in run_entry.tags:
+                d = tag_entry.data
+                out[(run_entry.run_name, tag_entry.tag_name)] = Series(
+                    np.asarray(d.step, dtype=np.int64),
+                    np.asarray(d.wall_time, dtype=np.float64),
+                    np.asarray(d.value, dtype=np.float64),
+                )
+        return out
+
+    return read
+
+
+class LoadedLogdir:
+    """A logdir loaded by one of TensorBoard's loaders; ``close()`` stops a data server."""
+
+    def __init__(self, provider, loader: str, closer: Callable[[], None] | None = None):
+        self.provider = provider
+        self.loader = loader
+        self._closer = closer
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer()
+            self._closer = None
+
+    def __enter__(self) -> LoadedLogdir:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_logdir(logdir: str, *, loader: str = "auto", keep_repeated_steps: bool = False) -> LoadedLogdir:
+    """Load every point of every run under ``logdir`` with TensorBoard's own loaders.
+
+    ``loader``: ``auto`` (Rust data server if installed, unless ``keep_repeated_steps``), ``rust`` or
+    ``python``. ``keep_repeated_steps`` keeps both writes of a step logged twice (needed for
+    ``dup_steps=first|mean``); the data server always keeps only the last one.
+    """
+    if not os.path.isdir(logdir):
+        raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
+    if loader not in ("auto", "rust", "python"):
+        raise ValueError(f"loader: {loader!r} is not one of auto, rust, python")
+    if loader == "rust" or (loader == "auto" and not keep_repeated_steps):
+        try:
+            return _open_with_data_server(logdir)
+        except Exception as exc:
+            if loader == "rust":
+                raise
+            logger.info("data server unavailable (%s); using the Python loader", exc)
+    return _open_with_multiplexer(logdir)
+
+
+def _open_with_multiplexer(logdir: str) -> LoadedLogdir:
+    from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
+
+    multiplexer = plugin_event_multiplexer.EventMultiplexer(
+        size_guidance={"scalars": 0, "tensors": 0},
+        tensor_size_guidance={SCALARS: 0, HPARAMS: 0},
+        purge_orphaned_data=False,
+    )
+    multiplexer.AddRunsFromDirectory(logdir)
+    multiplexer.Reload()
+    return LoadedLogdir(data_provider.MultiplexerDataProvider(multiplexer, logdir), "python")
+
+
+def _open_with_data_server(logdir: str, timeout: float = 600.0) -> LoadedLogdir:
+    """Start TensorBoard's Rust data server on ``logdir`` and wait for its one full load."""
+    import grpc
+    from tensorboard.data import grpc_provider, server_ingester
+
+    binary = server_ingester.get_server_binary()
+    tmp = tempfile.TemporaryDirectory(prefix="tb_aggregate_")
+    port_file = os.path.join(tmp.name, "port")
+    args = [
+        binary.path,
+        f"--logdir={os.path.abspath(logdir)}",
+        "--reload=once",
+        f"--samples-per-plugin={SCALARS}=all,{HPARAMS}=all",
+        "--port=0",
+        f"--port-file={port_file}",
+        "--die-after-stdin",
+        "--verbose",  # its log says when the load cycle is finished
+    ]
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def close() -> None:
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=5)
+        except Exception:
+            proc.kill()
+        tmp.cleanup()
+
+    deadline = time.monotonic() + timeout
+    try:
+        for line in proc.stderr:
+            if "Finished load cycle" in line:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError("data server did not finish loading")
+        else:
+            raise RuntimeError(f"data server exited with status {proc.wait()}")
+        # Keep draining its log so the pipe never fills and blocks it.
+        threading.Thread(target=collections.deque, args=(proc.stderr, 0), daemon=True).start()
+        with open(port_file) as f:
+            port = int(f.read())
+        channel = grpc.insecure_channel(
+            f"localhost:{port}",
+            options=[("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)],
+        )
+        stub = grpc_provider.make_stub(channel)
+        provider = grpc_provider.GrpcDataProvider(f"localhost:{port}", stub)
+    except BaseException:
+        close()
+        raise
+    return LoadedLogdir(provider, "rust", close)

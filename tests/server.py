@@ -1,0 +1,88 @@
+"""Starting a real ``tensorboard`` process for integration and browser tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import requests
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2, what: str = "condition"):
+    """Poll ``predicate`` until it returns a truthy value; return it, or fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as exc:  # the server may not be up yet
+            last_error = exc
+        time.sleep(interval)
+    raise TimeoutError(f"timed out waiting for {what} (last error: {last_error})")
+
+
+@contextlib.contextmanager
+def tensorboard(
+    logdir: str,
+    *,
+    load_fast: bool = True,
+    samples: int | None = 0,
+    reload_interval: int = 1,
+    extra: list[str] | None = None,
+):
+    """Run ``tensorboard --logdir logdir`` on a free port; yields the base URL (``http://127.0.0.1:P``).
+
+    ``load_fast=True`` uses the Rust data server, ``False`` the Python multiplexer.
+    ``samples`` is ``--samples_per_plugin scalars=N`` (0: every point; None: TensorBoard's default).
+    Waits until the Aggregate plugin answers and lists at least one run.
+    """
+    port = free_port()
+    args = [
+        sys.executable,
+        "-m",
+        "tensorboard.main",
+        "--logdir",
+        logdir,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        f"--load_fast={'true' if load_fast else 'false'}",
+        "--reload_interval",
+        str(reload_interval),
+    ]
+    if samples is not None:
+        args += ["--samples_per_plugin", f"scalars={samples}"]
+    args += extra or []
+    log = tempfile.NamedTemporaryFile(prefix="tensorboard-", suffix=".log", delete=False)
+    proc = subprocess.Popen(
+        args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(
+            lambda: requests.get(f"{base}/data/plugin/aggregate/runs", timeout=5).json()["runs"],
+            timeout=90,
+            what=f"tensorboard on {logdir} (log: {log.name})",
+        )
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
