@@ -45,6 +45,7 @@ class Result:
     groups: dict[str, list[str]]  # group -> selected runs placed in it
     unplaced: dict[str, str]  # run -> why the grouping could not place it
     tags: list[str]
+    matched_runs: int = 0  # runs whose name matches the run filter, with or without the tags
 
     @property
     def x(self) -> str:
@@ -72,7 +73,7 @@ class Result:
     def notes(self, tag: str | None = None) -> list[str]:
         """Plain-language notes: what was left out and why (only the notes of ``tag`` if given)."""
         notes = []
-        if not self.groups and not self.unplaced:
+        if not self.matched_runs:
             notes.append(f"no run matches runs={self.query.runs!r}")
         elif not self.tags:
             notes.append(f"no scalar tag matches tags={self.query.tags!r}")
@@ -127,9 +128,7 @@ def run(query: Query, source: Source, *, tag: str | None = None, keep_runs: bool
     """
     listing = source.list_scalars()
     runs = sorted(r for r in listing if query.run_pattern.search(r))
-    hparams = source.hparams() if query.group_by.startswith("hparam:") else {}
-    placed, unplaced = grouping.group_runs(runs, query.group_by, hparams)
-    members = _members(placed)
+    matched_runs = len(runs)
     all_tags = {t for r in runs for t in listing[r]}
     if tag is not None:
         if tag not in all_tags:
@@ -137,6 +136,11 @@ def run(query: Query, source: Source, *, tag: str | None = None, keep_runs: bool
         tags = [tag]
     else:
         tags = sorted(t for t in all_tags if query.tag_pattern.search(t))
+    # Only runs with a selected tag take part (a run of other tags is not "left out").
+    runs = [r for r in runs if any(t in listing[r] for t in tags)]
+    hparams = source.hparams() if query.group_by.startswith("hparam:") else {}
+    placed, unplaced = grouping.group_runs(runs, query.group_by, hparams)
+    members = _members(placed)
     wanted = {r: [t for t in tags if t in listing[r]] for r in placed}
     data = source.read(wanted, listing)
 
@@ -149,7 +153,7 @@ def run(query: Query, source: Source, *, tag: str | None = None, keep_runs: bool
                 blocks.append(block)
                 pieces.append(piece)
     frame = _frame(pieces, query, names)
-    return Result(query, frame, blocks, members, unplaced, tags)
+    return Result(query, frame, blocks, members, unplaced, tags, matched_runs)
 
 
 def _members(placed: dict[str, str]) -> dict[str, list[str]]:

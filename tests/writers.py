@@ -19,8 +19,8 @@ def write_run(
 ) -> str:
     """Write one run: ``scalars`` is ``{tag: (steps, values)}``, written point by point.
 
-    ``writer``: ``tb`` (tensorboard.summary.Writer, TF2 tensor-stored scalars), ``tbx``
-    (tensorboardX, TF1 ``simple_value`` scalars) or ``tbx_tensor`` (tensorboardX, tensor-stored).
+    ``writer``: ``tb`` (tensorboard.summary.Writer, TF2 tensor-stored scalars) or ``tbx``
+    (tensorboardX, TF1 ``simple_value`` scalars).
     ``hparams`` writes the hparams plugin's session-start info into the run itself.
     Returns the run's directory.
     """
@@ -44,7 +44,6 @@ def write_run(
     from tensorboardX import SummaryWriter
 
     w = SummaryWriter(path)
-    new_style = writer == "tbx_tensor"
     for tag, (steps, values) in scalars.items():
         walls = wall_times.get(tag)
         for i, (step, value) in enumerate(zip(steps, values)):
@@ -53,12 +52,11 @@ def write_run(
                 float(value),
                 int(step),
                 walltime=None if walls is None else float(walls[i]),
-                new_style=new_style,
             )
     if hparams:
         from tensorboard.plugins.hparams import summary_v2
 
-        w._get_file_writer().add_summary(summary_v2.hparams_pb(dict(hparams)))
+        w._get_file_writer().add_summary(_tbx_summary(summary_v2.hparams_pb(dict(hparams))))
     w.close()
     return path
 
@@ -68,7 +66,7 @@ def _write_hparams(path: str, hparams: Mapping[str, object]) -> None:
     from tensorboardX import FileWriter
 
     fw = FileWriter(path, filename_suffix=".hparams")
-    fw.add_summary(summary_v2.hparams_pb(dict(hparams)))
+    fw.add_summary(_tbx_summary(summary_v2.hparams_pb(dict(hparams))))
     fw.close()
 
 
@@ -77,3 +75,10 @@ def noisy_curve(n: int, seed: int, *, start: float = 2.0, end: float = 0.2) -> n
     rng = np.random.default_rng(seed)
     t = np.linspace(0, 1, n)
     return end + (start - end) * np.exp(-4 * t) + rng.normal(0, 0.05, n)
+
+
+def _tbx_summary(summary):
+    """TensorBoard's Summary proto as tensorboardX's own class (same wire format)."""
+    from tensorboardX.proto import summary_pb2
+
+    return summary_pb2.Summary.FromString(summary.SerializeToString())
