@@ -21,6 +21,7 @@ setup(
         "pandas>=1.5",
         "plotly>=5.0",  # only its bundled plotly.min.js is used, served to the tab
         "scipy>=1.9",
+        "regex>=2022.1",  # user regexes with a time limit (a pathological pattern can't hang a thread)
     ],
     extras_require={
         "xlsx": ["openpyxl>=3.0"],

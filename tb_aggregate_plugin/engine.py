@@ -96,11 +96,11 @@ class Result:
 def describe(query: Query, source: Source) -> dict:
     """Runs, their group, tags and hparams under ``query``, without reading any series."""
     listing = source.list_scalars()
-    pattern, tag_pattern = query.run_pattern, query.tag_pattern
-    runs = sorted(r for r in listing if pattern.search(r))
+    runs = query.select_runs(sorted(listing))
     hparams = source.hparams()
     groups, unplaced = grouping.group_runs(runs, query.group_by, hparams)
-    run_tags = {r: sorted(t for t in listing[r] if tag_pattern.search(t)) for r in runs}
+    selected_tags = set(query.select_tags(sorted({t for r in runs for t in listing[r]})))
+    run_tags = {r: sorted(t for t in listing[r] if t in selected_tags) for r in runs}
     return {
         "runs": [
             {
@@ -127,7 +127,7 @@ def run(query: Query, source: Source, *, tag: str | None = None, keep_runs: bool
         UnknownTagError: ``tag`` is given but no selected run has it.
     """
     listing = source.list_scalars()
-    runs = sorted(r for r in listing if query.run_pattern.search(r))
+    runs = query.select_runs(sorted(listing))
     matched_runs = len(runs)
     all_tags = {t for r in runs for t in listing[r]}
     if tag is not None:
@@ -135,7 +135,7 @@ def run(query: Query, source: Source, *, tag: str | None = None, keep_runs: bool
             raise UnknownTagError(f"tag {tag!r} is in none of the selected runs")
         tags = [tag]
     else:
-        tags = sorted(t for t in all_tags if query.tag_pattern.search(t))
+        tags = query.select_tags(sorted(all_tags))
     # Only runs with a selected tag take part (a run of other tags is not "left out").
     runs = [r for r in runs if any(t in listing[r] for t in tags)]
     hparams = source.hparams() if query.group_by.startswith("hparam:") else {}

@@ -6,6 +6,8 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 
+from .query import search_names
+
 ALL = "all"
 # A repetition index: seed_3, seed3, seed-3, run-2, trial_7, rep1, fold_4, version_0, or a bare number.
 _REPEAT_WORD = r"(?:seed|seeds|run|trial|rep|repeat|repetition|fold|replica|version|s)[_\-=]?\d+"
@@ -52,8 +54,9 @@ def group_runs(
     groups: dict[str, str] = {}
     unplaced: dict[str, str] = {}
     hparams = hparams or {}
+    runs = list(runs)
     if group_by.startswith("regex:"):
-        pattern = re.compile(group_by[len("regex:") :])
+        matches = dict(zip(runs, search_names("group_by", group_by[len("regex:") :], runs)))
     elif group_by.startswith("hparam:"):
         names = group_by[len("hparam:") :].split(",")
     for run in runs:
@@ -64,7 +67,7 @@ def group_runs(
         elif group_by == "none":
             groups[run] = ALL
         elif group_by.startswith("regex:"):
-            match = pattern.search(run)
+            match = matches[run]
             if match is None:
                 unplaced[run] = "does not match the group_by regex"
             else:

@@ -9,8 +9,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+# The `regex` module (re-compatible syntax) can stop a match after a time limit, so a pathological
+# pattern such as (a+)+$ cannot hold a server thread; `re` cannot be interrupted.
+import regex
 
 GROUP_BY_MODES = ("auto", "parent", "none", "regex:PATTERN", "hparam:NAME[,NAME...]")
 CENTERS = ("mean", "median")
@@ -23,6 +28,8 @@ DEFAULT_REDUCTIONS = ("mean", "std", "min", "max", "median", "count")
 _QUANTILE = re.compile(r"q(\d{2})")
 # Long patterns are a cheap way to make a regex engine work hard; no run filter needs this many.
 MAX_PATTERN_LENGTH = 1000
+# Seconds all searches of one pattern over all names of one request may take together.
+REGEX_BUDGET = 1.0
 
 
 class OptionError(ValueError):
@@ -33,13 +40,35 @@ class OptionError(ValueError):
         self.option = option
 
 
-def _compile(option: str, pattern: str) -> re.Pattern:
+def _compile(option: str, pattern: str) -> regex.Pattern:
     if len(pattern) > MAX_PATTERN_LENGTH:
         raise OptionError(option, f"regular expression longer than {MAX_PATTERN_LENGTH} characters")
     try:
-        return re.compile(pattern)
-    except re.error as exc:
+        return regex.compile(pattern)
+    except (regex.error, re.error, ValueError) as exc:
         raise OptionError(option, f"invalid regular expression {pattern!r}: {exc}") from None
+
+
+def search_names(option: str, pattern: str, names: Sequence[str], budget: float = REGEX_BUDGET) -> list:
+    """``pattern.search(name)`` for each name (a match or ``None``), all within ``budget`` seconds.
+
+    Raises:
+        OptionError: the pattern is invalid, or too slow on these names (catastrophic backtracking).
+    """
+    compiled = _compile(option, pattern)
+    deadline = time.monotonic() + budget
+    matches = []
+    for name in names:
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise TimeoutError
+            matches.append(compiled.search(name, timeout=remaining, concurrent=True))
+        except TimeoutError:
+            raise OptionError(
+                option, f"regular expression {pattern!r} takes too long on these names; simplify it"
+            ) from None
+    return matches
 
 
 def _one_of(option: str, value: Any, allowed: Iterable[str]) -> str:
@@ -131,13 +160,15 @@ class Query:
             raise OptionError("min_runs", f"{self.min_runs!r} is not an integer >= 1")
         set_(self, "min_runs", min_runs)
 
-    @property
-    def run_pattern(self) -> re.Pattern:
-        return re.compile(self.runs)
+    def select_runs(self, names: Iterable[str]) -> list[str]:
+        """The names the ``runs`` filter matches, in the given order."""
+        names = list(names)
+        return [n for n, m in zip(names, search_names("runs", self.runs, names)) if m is not None]
 
-    @property
-    def tag_pattern(self) -> re.Pattern:
-        return re.compile(self.tags)
+    def select_tags(self, names: Iterable[str]) -> list[str]:
+        """The names the ``tags`` filter matches, in the given order."""
+        names = list(names)
+        return [n for n, m in zip(names, search_names("tags", self.tags, names)) if m is not None]
 
     @classmethod
     def from_mapping(cls, params: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> Query:

@@ -431,3 +431,16 @@ def test_result_is_a_tidy_frame(real_logs):
     assert df["step"].dtype == np.int64 and df["n"].dtype.kind == "i"
     assert not df.duplicated(["tag", "group", "step"]).any()
     assert df.attrs["query"]["group_by"] == "auto"
+
+
+@pytest.mark.parametrize("option", ["runs", "tags", "group_by"])
+def test_pathological_regex_is_stopped_with_a_clear_error(tmp_path, option):
+    # (a|aa)+$ backtracks exponentially on "aaaa...!"; matching stops at the time budget.
+    name = "a" * 200 + "!"
+    write_run(str(tmp_path), name, {name: ([0, 1], [1.0, 2.0])})
+    value = "regex:(a|aa)+$" if option == "group_by" else "(a|aa)+$"
+    with pytest.raises(tba.OptionError, match=f"^{option}: .*takes too long"):
+        tba.aggregate(str(tmp_path), **{option: value})
+    # The classic (a+)+$ is handled by the regex engine without blowing up: no match, no error.
+    df = tba.aggregate(str(tmp_path), runs="(a+)+$")
+    assert df.empty and df.attrs["notes"] == ["no run matches runs='(a+)+$'"]
