@@ -25,7 +25,7 @@ def compute(source: Any, query: Query, *, loader: str = "auto", experiment_id: s
     if isinstance(source, str) or hasattr(source, "__fspath__"):
         keep_repeats = query.dup_steps != "last"
         with open_logdir(str(source), loader=loader, keep_repeated_steps=keep_repeats) as loaded:
-            return run(query, Source(loaded.provider))
+            return run(query, Source(loaded.provider, logdir=str(source)))
     return run(query, Source(source, experiment_id))
 
 

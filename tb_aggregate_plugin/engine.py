@@ -46,6 +46,7 @@ class Result:
     unplaced: dict[str, str]  # run -> why the grouping could not place it
     tags: list[str]
     matched_runs: int = 0  # runs whose name matches the run filter, with or without the tags
+    skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # run -> unreadable event data
 
     @property
     def x(self) -> str:
@@ -64,6 +65,7 @@ class Result:
             "query": dataclasses.asdict(self.query),
             "groups": {g: list(r) for g, r in self.groups.items()},
             "unplaced": dict(self.unplaced),
+            "skipped": dict(self.skipped),
             "alignment": {f"{b.tag} | {b.group}": b.alignment for b in self.blocks},
             "nonfinite": {f"{b.tag} | {r}": c for b in self.blocks for r, c in b.nonfinite.items() if c},
             "downsampled": sorted({f"{b.tag} | {r}" for b in self.blocks for r in b.downsampled}),
@@ -77,6 +79,8 @@ class Result:
             notes.append(f"no run matches runs={self.query.runs!r}")
         elif not self.tags:
             notes.append(f"no scalar tag matches tags={self.query.tags!r}")
+        for run, reason in self.skipped.items():
+            notes.append(f"run {run!r}: event data skipped: {reason}")
         for run, reason in sorted(self.unplaced.items()):
             notes.append(f"run {run!r} left out: {reason} (group_by={self.query.group_by})")
         for b in self.blocks:
@@ -117,6 +121,7 @@ def describe(query: Query, source: Source) -> dict:
         "unplaced": unplaced,
         "hparams": sorted({name for r in runs for name in hparams.get(r, {})}),
         "total_runs": len(listing),
+        "skipped": source.problems(),
     }
 
 
@@ -153,7 +158,9 @@ def run(query: Query, source: Source, *, tag: str | None = None, keep_runs: bool
                 blocks.append(block)
                 pieces.append(piece)
     frame = _frame(pieces, query, names)
-    return Result(query, frame, blocks, members, unplaced, tags, matched_runs)
+    problems = source.problems()
+    skipped = {r: problems[r] for r in query.select_runs(sorted(problems))}
+    return Result(query, frame, blocks, members, unplaced, tags, matched_runs, skipped)
 
 
 def _members(placed: dict[str, str]) -> dict[str, list[str]]:

@@ -23,6 +23,8 @@ from tensorboard import context as tb_context
 from tensorboard.data import provider as tb_provider
 from tensorboard.plugins.scalar import metadata as scalar_metadata
 
+from .health import LogdirHealth
+
 logger = logging.getLogger(__name__)
 
 SCALARS = scalar_metadata.PLUGIN_NAME
@@ -74,6 +76,7 @@ class Source:
         max_cache_points: int = DEFAULT_CACHE_POINTS,
         ctx: tb_context.RequestContext | None = None,
         fast_path: bool = True,
+        logdir: str | None = None,
     ):
         self.provider = provider
         self.experiment_id = experiment_id
@@ -86,6 +89,7 @@ class Source:
         self._cached_points = 0
         self._lock = threading.Lock()
         self._fast_reader = _grpc_reader(provider) if fast_path else None
+        self._health = LogdirHealth(logdir) if logdir and os.path.isdir(logdir) else None
 
     @property
     def uses_fast_path(self) -> bool:
@@ -127,6 +131,10 @@ class Source:
                     out[(run, tag)] = series
                     self._store((run, tag), listing[run][tag], series)
         return out
+
+    def problems(self) -> dict[str, str]:
+        """``{run: reason}`` for event files the loader skipped or read only in part (local logdirs)."""
+        return self._health.problems() if self._health is not None else {}
 
     def is_downsampled(self, series: Series) -> bool:
         """True when a series came back at exactly the loader's sample limit (maybe thinned)."""

@@ -444,3 +444,33 @@ def test_pathological_regex_is_stopped_with_a_clear_error(tmp_path, option):
     # The classic (a+)+$ is handled by the regex engine without blowing up: no match, no error.
     df = tba.aggregate(str(tmp_path), runs="(a+)+$")
     assert df.empty and df.attrs["notes"] == ["no run matches runs='(a+)+$'"]
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+def test_messy_logdir_keeps_good_runs_and_names_what_was_skipped(tmp_path, loader):
+    import os
+
+    steps = np.arange(50)
+    for seed in range(3):
+        write_run(str(tmp_path), f"seed_{seed}", {"loss": (steps, steps + seed * 1.0)})
+    cut = write_run(str(tmp_path), "seed_3", {"loss": (steps, steps + 3.0)})
+    (event_file,) = os.listdir(cut)
+    data = (tmp_path / "seed_3" / event_file).read_bytes()
+    (tmp_path / "seed_3" / event_file).write_bytes(data[: len(data) - 10])  # cut inside the last record
+    (tmp_path / "zero").mkdir()
+    (tmp_path / "zero" / "events.out.tfevents.1.zero").write_bytes(b"")
+    (tmp_path / "noise").mkdir()
+    (tmp_path / "noise" / "events.out.tfevents.1.noise").write_bytes(np.random.default_rng(0).bytes(4096))
+    df = tba.aggregate(str(tmp_path), loader=loader)
+    assert df.attrs["groups"] == {"all": ["seed_0", "seed_1", "seed_2", "seed_3"]}
+    # seed_3 lost its last point only; the good runs are all there.
+    assert list(df["n"]) == [4] * 49 + [3]
+    np.testing.assert_allclose(df["mean"].to_numpy()[:49], steps[:49] + 1.5)
+    skipped = df.attrs["skipped"]
+    assert set(skipped) == {"seed_3", "zero", "noise"}
+    assert (
+        "cut off" in skipped["seed_3"]
+        and "empty" in skipped["zero"]
+        and "not an event file" in skipped["noise"]
+    )
+    assert sum("skipped" in n for n in df.attrs["notes"]) == 3
