@@ -15,7 +15,9 @@ import threading
 from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 
 _HEADER = struct.Struct("<QI")  # record length, masked CRC32C of the length bytes
+_LENGTH = struct.Struct("<Q")
 _FOOTER = 4  # masked CRC32C of the payload
+_CHUNK = 1 << 22
 
 
 class LogdirHealth:
@@ -68,20 +70,32 @@ class LogdirHealth:
 
 
 def _walk_records(f, offset: int, size: int) -> tuple[int, str | None]:
-    """Hop from record header to record header; returns the end of the last whole record and a problem."""
+    """Hop from record header to record header; returns the end of the last whole record and a problem.
+
+    Only the first header's CRC is checked (is this an event file at all?); after that the lengths
+    must chain exactly to the end of the file, which is what a cut-off or garbled tail breaks.
+    """
     f.seek(offset)
-    while offset < size:
+    if offset == 0:
         header = f.read(_HEADER.size)
-        if len(header) < _HEADER.size:
-            return offset, f"last record cut off ({size - offset} bytes at the end not read)"
-        length, crc = _HEADER.unpack(header)
-        if masked_crc32c(header[:8]) != crc:
-            if offset == 0:
-                return offset, "not an event file (no valid record at its start)"
-            return offset, f"corrupt record at byte {offset} ({size - offset} bytes not read)"
-        end = offset + _HEADER.size + length + _FOOTER
-        if end > size:
-            return offset, f"last record cut off ({size - offset} bytes at the end not read)"
-        f.seek(end)
-        offset = end
+        if len(header) == _HEADER.size and masked_crc32c(header[:8]) != _HEADER.unpack(header)[1]:
+            return 0, "not an event file (no valid record at its start)"
+        f.seek(0)
+    while offset < size:
+        chunk = f.read(_CHUNK)
+        base, at = offset, 0
+        while at + _HEADER.size <= len(chunk):
+            (length,) = _LENGTH.unpack_from(chunk, at)
+            end = at + _HEADER.size + length + _FOOTER
+            if base + end > size:
+                return base + at, f"last record cut off ({size - base - at} bytes at the end not read)"
+            if end > len(chunk):
+                break
+            at = end
+        if at == 0 and len(chunk) < _HEADER.size:
+            return base, f"last record cut off ({size - base} bytes at the end not read)"
+        if at == 0:  # one record larger than a chunk: jump over it
+            at = _HEADER.size + _LENGTH.unpack_from(chunk, 0)[0] + _FOOTER
+        offset = base + at
+        f.seek(offset)
     return offset, None
