@@ -1,12 +1,358 @@
-// The Aggregate tab (placeholder until the full tab lands): lists the groups the backend sees.
+// The Aggregate tab. TensorBoard loads this module into an iframe and calls render().
+//
+// One direction: settings (URL hash) -> requests to the plugin's routes -> drawing. The backend does
+// every computation; this module only asks, draws and explains.
+
+import { getJSON, RequestError, routeUrl } from "./api.js";
+import { ChartGrid } from "./charts.js";
+import { clear, el } from "./dom.js";
+import { Panel } from "./panel.js";
+import { loadPlotly } from "./plotly_loader.js";
+import { DEFAULTS, ENGINE_OPTIONS, engineParams, hashHasState, hashWindow, readState, writeState } from "./state.js";
+import { Summary } from "./summary.js";
+import { BAND_LABELS, colorFor } from "./traces.js";
+
+const POLL_MS = 30000; // TensorBoard's own reload interval
+const MIN_GAP_MS = 3000; // a reload message right after a refresh is not worth another one
+
+/** Entry point called by TensorBoard. */
 export async function render() {
-  const root = document.createElement("main");
-  document.body.appendChild(root);
-  const response = await fetch("./runs");
-  const listing = await response.json();
-  for (const group of Object.keys(listing.groups)) {
-    const p = document.createElement("p");
-    p.textContent = `${group}: ${listing.groups[group].length} runs`;
-    root.appendChild(p);
+  if (window.__aggregateTab) return;
+  const app = new App(document.body);
+  window.__aggregateTab = app;
+  app.start();
+}
+
+class App {
+  constructor(body) {
+    this.body = body;
+    this.state = readState();
+    this.gen = 0;
+    this.listing = null;
+    this.listingText = null;
+    this.summaryText = null;
+    this.colors = new Map();
+    this.lastRefresh = 0;
+    this.abort = null;
+    this.cycles = []; // timings of finished draws, for measuring
+  }
+
+  start() {
+    document.documentElement.dataset.aggregateCycles = "0";
+    addStyles();
+    this.buildLayout();
+    this.panel.setState(this.state);
+    loadPlotly().catch((error) => this.showBanner(error.message)); // in parallel with the first data
+    this.refresh("options");
+    connectToTensorBoard(() => this.onReloadSignal());
+    setInterval(() => {
+      if (!document.hidden && performance.now() - this.lastRefresh > POLL_MS - 5000) this.refresh("poll");
+    }, POLL_MS);
+    const win = hashWindow();
+    win.addEventListener("hashchange", () => this.onHashChange());
+  }
+
+  buildLayout() {
+    const panelRoot = el("aside", { className: "panel", "aria-label": "Settings" });
+    this.panel = new Panel(panelRoot, (patch) => this.update(patch));
+    this.legend = el("div", { className: "legend", "aria-label": "Groups" });
+    this.status = el("span", { className: "status", "aria-live": "polite" });
+    this.reloadButton = el("button", {
+      type: "button",
+      className: "button",
+      text: "Reload",
+      title: "Fetch new data now (the tab also checks every 30 s)",
+      on: { click: () => this.refresh("reload") },
+    });
+    this.downloadAll = el("a", {
+      className: "button primary",
+      text: "Download all (CSV)",
+      download: "",
+      title: "Every tag shown, every point, with the current settings",
+      dataset: { role: "download-all" },
+    });
+    this.banner = el("div", { className: "banner", role: "alert", hidden: true });
+    this.message = el("div", { className: "message", hidden: true });
+    const chartsRoot = el("div", { className: "charts" });
+    const summaryRoot = el("section", { className: "summary", hidden: true });
+    this.summaryRoot = summaryRoot;
+    this.main = el(
+      "main",
+      { className: "main" },
+      el("div", { className: "toolbar" }, this.legend, el("span", { className: "spacer" }), this.status, this.reloadButton, this.downloadAll),
+      this.banner,
+      this.message,
+      chartsRoot,
+      summaryRoot,
+    );
+    this.grid = new ChartGrid(chartsRoot, {
+      aggregateUrl: (tag) =>
+        routeUrl("aggregate", engineParams(this.state, { tag, include_runs: this.state.show_runs ? 1 : "" })),
+      exportUrl: (tag) => routeUrl("export", engineParams(this.state, { format: "csv", tag })),
+      view: () => ({
+        colors: this.colors,
+        logY: this.state.log_y,
+        showRuns: this.state.show_runs,
+        uirevision: `${this.state.x}|${this.state.log_y}`,
+      }),
+      onCycle: (cycle) => this.onCycle(cycle),
+    });
+    this.summary = new Summary(summaryRoot, (patch) => this.update(patch));
+    clear(this.body).appendChild(el("div", { className: "app" }, panelRoot, this.main));
+  }
+
+  /** The user changed some settings: store them in the URL, then fetch and draw what they affect. */
+  update(patch) {
+    const before = this.state;
+    this.state = { ...before, ...patch };
+    writeState(this.state);
+    const changed = Object.keys(patch).filter((key) => patch[key] !== before[key]);
+    if (!changed.length) return;
+    if (changed.some((key) => ENGINE_OPTIONS.includes(key))) this.refresh("options");
+    else if (changed.includes("show_runs")) this.refresh("runs-shown");
+    else if (changed.includes("log_y")) this.grid.redraw();
+    else this.refreshSummary(false);
+  }
+
+  onHashChange() {
+    if (!hashHasState()) {
+      // TensorBoard rewrote its hash (e.g. coming back to this tab): put our settings back.
+      writeState(this.state);
+      return;
+    }
+    const next = readState();
+    const patch = {};
+    for (const key of Object.keys(DEFAULTS)) if (next[key] !== this.state[key]) patch[key] = next[key];
+    if (!Object.keys(patch).length) return;
+    this.panel.setState({ ...this.state, ...patch });
+    this.update(patch);
+  }
+
+  onReloadSignal() {
+    if (performance.now() - this.lastRefresh > MIN_GAP_MS) this.refresh("poll");
+  }
+
+  /**
+   * Fetch the run listing, then the charts and the summary.
+   * kind: "options" (new settings), "runs-shown" (individual runs toggled), "reload" (button),
+   * "poll" (timer or TensorBoard's reload: quiet, and nothing is redrawn when nothing changed).
+   */
+  async refresh(kind) {
+    const gen = ++this.gen;
+    const fresh = kind === "options" || kind === "runs-shown";
+    if (this.abort) this.abort.abort();
+    this.abort = new AbortController();
+    const signal = this.abort.signal;
+    this.lastRefresh = performance.now();
+    this.started = this.lastRefresh;
+    if (kind !== "poll") this.setBusy(true);
+    if (!this.listing) this.showMessage("Loading runs…", true);
+    let text;
+    let listing;
+    try {
+      ({ text, data: listing } = await getJSON(routeUrl("runs", engineParams(this.state)), signal));
+    } catch (error) {
+      if (error.name === "AbortError") return;
+      if (gen === this.gen) this.showRequestError(error, kind);
+      return;
+    }
+    if (gen !== this.gen) return;
+    this.listingArrived = performance.now();
+    this.clearErrors();
+    if (text !== this.listingText) {
+      this.listingText = text;
+      this.listing = listing;
+      this.colors = new Map(Object.keys(listing.groups).map((g, i) => [g, colorFor(i)]));
+      this.panel.setListing(listing, this.colors);
+    }
+    this.renderLegend();
+    const empty = emptyReason(listing, this.state);
+    this.downloadAll.href = routeUrl("export", engineParams(this.state, { format: "csv" }));
+    this.downloadAll.toggleAttribute("hidden", Boolean(empty));
+    if (empty) {
+      this.grid.setTags([]);
+      this.summaryRoot.hidden = true;
+      this.showMessage(empty, false);
+      this.setBusy(false);
+      return;
+    }
+    this.showMessage(null);
+    this.grid.setTags(listing.tags);
+    this.grid.refresh({ fresh });
+    await this.refreshSummary(kind === "poll");
+    if (gen === this.gen) this.setBusy(false);
+  }
+
+  async refreshSummary(quiet) {
+    if (!this.listing) return;
+    const gen = this.gen;
+    const choice = Summary.choices(this.state, this.listing);
+    const compare = choice.a && choice.b && choice.a !== choice.b;
+    const extra = compare ? { compare_tag: choice.tag, compare_a: choice.a, compare_b: choice.b } : {};
+    let result;
+    let compareError = null;
+    try {
+      result = await getJSON(routeUrl("summary", engineParams(this.state, extra)), this.abort.signal);
+    } catch (error) {
+      if (error.name === "AbortError") return;
+      if (!(error instanceof RequestError) || error.status !== 404 || !compare) {
+        if (gen === this.gen) this.showBanner(`Summary: ${error.message}`);
+        return;
+      }
+      compareError = error.message; // the test could not run (e.g. a group lacks the tag): keep the table
+      try {
+        result = await getJSON(routeUrl("summary", engineParams(this.state)), this.abort.signal);
+      } catch (again) {
+        if (again.name !== "AbortError" && gen === this.gen) this.showBanner(`Summary: ${again.message}`);
+        return;
+      }
+    }
+    if (gen !== this.gen) return;
+    const key = `${result.text}|${compareError}|${this.listingText}|${this.state.band}`;
+    if (quiet && key === this.summaryText) return;
+    this.summaryText = key;
+    this.summaryRoot.hidden = !result.data.rows.length;
+    this.summary.render(result.data, this.listing, this.state, this.colors, choice, compareError);
+  }
+
+  onCycle(cycle) {
+    const timing = {
+      listingToDrawnMs: cycle.lastDrawn === null ? null : cycle.lastDrawn - this.listingArrived,
+      arrivalToDrawnMs:
+        cycle.lastDrawn === null || cycle.firstArrival === null ? null : cycle.lastDrawn - cycle.firstArrival,
+      drawn: cycle.drawn,
+      unchanged: cycle.unchanged,
+      visible: cycle.visible,
+    };
+    if (cycle.lastDrawn !== null && cycle.firstArrival !== null) {
+      performance.measure("aggregate:arrival-to-all-visible-drawn", { start: cycle.firstArrival, end: cycle.lastDrawn });
+    }
+    this.cycles.push(timing);
+    document.documentElement.dataset.aggregateCycles = String(this.cycles.length);
+  }
+
+  renderLegend() {
+    clear(this.legend);
+    for (const [group, runs] of Object.entries(this.listing.groups)) {
+      const swatch = el("span", { className: "swatch" });
+      swatch.style.background = this.colors.get(group);
+      this.legend.appendChild(
+        el("span", { className: "legend-item", title: `${runs.length} runs` }, swatch, group, el("span", { className: "muted count", text: String(runs.length) })),
+      );
+    }
+    this.legend.appendChild(
+      el("span", {
+        className: "legend-key muted",
+        text: `line: ${this.state.center} · band: ${BAND_LABELS[this.state.band] || this.state.band} · dashed: fewer runs than the group`,
+      }),
+    );
+  }
+
+  setBusy(busy) {
+    this.main.classList.toggle("busy", busy);
+    clear(this.status);
+    if (busy) this.status.appendChild(el("span", { className: "spinner", "aria-label": "Loading" }));
+  }
+
+  showMessage(text, spinner = false) {
+    clear(this.message);
+    this.message.hidden = !text;
+    if (!text) return;
+    if (spinner) this.message.appendChild(el("span", { className: "spinner" }));
+    this.message.appendChild(el("span", { text }));
+  }
+
+  showBanner(text) {
+    this.banner.hidden = !text;
+    this.banner.textContent = text || "";
+  }
+
+  clearErrors() {
+    this.showBanner(null);
+    this.panel.setError(null, "");
+  }
+
+  /** A failed /runs request: say what is wrong in plain words, next to the control when it names one. */
+  showRequestError(error, kind) {
+    this.setBusy(false);
+    if (error instanceof RequestError && error.status === 400) {
+      this.panel.setError(error.option, error.message);
+      this.showBanner(`These settings cannot be drawn: ${error.message}`);
+      this.grid.setTags([]);
+      this.summaryRoot.hidden = true;
+      this.showMessage(null);
+      this.listingText = null;
+      return;
+    }
+    // Lost connection or a server error: keep what is drawn (it is still right for these settings).
+    this.showBanner(kind === "poll" ? `Could not check for new data: ${error.message}` : error.message);
+    if (!this.listing) this.showMessage(null);
+  }
+}
+
+function emptyReason(listing, state) {
+  if (!listing.total_runs) return "No scalar data: this log directory has no runs with scalar summaries yet.";
+  if (!listing.runs.length) return `No run matches the run filter ${JSON.stringify(state.runs)}.`;
+  if (!Object.keys(listing.groups).length) {
+    return `No run could be placed in a group with group by ${JSON.stringify(state.group_by)}.`;
+  }
+  if (!listing.tags.length) {
+    return state.tags
+      ? `No scalar tag matches the tag filter ${JSON.stringify(state.tags)}.`
+      : "No scalar data in the matching runs.";
+  }
+  return null;
+}
+
+function addStyles() {
+  document.head.appendChild(el("meta", { name: "viewport", content: "width=device-width, initial-scale=1" }));
+  document.head.appendChild(el("link", { rel: "stylesheet", href: new URL("./style.css", import.meta.url).href }));
+  // Use TensorBoard's own Roboto: copy its @font-face rules from the page around us (same origin).
+  try {
+    const rules = [];
+    for (const sheet of window.parent.document.styleSheets) {
+      let list;
+      try {
+        list = sheet.cssRules;
+      } catch {
+        continue;
+      }
+      for (const rule of list) {
+        if (rule instanceof window.parent.CSSFontFaceRule && /roboto/i.test(rule.style.getPropertyValue("font-family"))) {
+          const base = sheet.href || window.parent.document.baseURI;
+          rules.push(rule.cssText.replace(/url\(["']?([^"')]+)["']?\)/g, (_, u) => `url("${new URL(u, base).href}")`));
+        }
+      }
+    }
+    if (rules.length && window.parent !== window) document.head.appendChild(el("style", { text: rules.join("\n") }));
+  } catch {
+    // Not inside TensorBoard, or its page cannot be read: the system font is used.
+  }
+}
+
+/**
+ * TensorBoard's plugin host answers an "experimental.bootstrap" message with a channel on which it
+ * announces each data reload; listen to it so new data shows at TensorBoard's pace.
+ */
+function connectToTensorBoard(onReload) {
+  if (window.parent === window) return;
+  try {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = (event) => {
+      let message;
+      try {
+        message = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if (!message || message.isReply) return;
+      if (message.type === "experimental.DataReloaded") onReload();
+      channel.port1.postMessage(
+        JSON.stringify({ type: message.type, id: message.id, payload: null, error: null, isReply: true }),
+      );
+    };
+    window.parent.postMessage("experimental.bootstrap", window.location.origin, [channel.port2]);
+  } catch {
+    // Without the channel the 30 s poll still brings new data.
   }
 }

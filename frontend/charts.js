@@ -1,0 +1,278 @@
+// The cards: one per tag, in sections by tag prefix (`train/...`, `val/...`) like TensorBoard's
+// scalars. A card fetches and draws its chart only when it is (nearly) on screen, and a refresh that
+// brings the same bytes back does not redraw it.
+
+import { getText } from "./api.js";
+import { clear, el } from "./dom.js";
+import { loadPlotly } from "./plotly_loader.js";
+import { buildFigure } from "./traces.js";
+
+const PARALLEL_FETCHES = 3; // TensorBoard serves from a small machine as often as from a big one
+const PLOT_CONFIG = {
+  displaylogo: false,
+  responsive: true,
+  modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"],
+};
+
+function prefixOf(tag) {
+  const slash = tag.indexOf("/");
+  return slash > 0 ? tag.slice(0, slash) : tag;
+}
+
+/**
+ * The chart area. `hooks`:
+ *   aggregateUrl(tag) -> URL of the /aggregate request for the current settings
+ *   exportUrl(tag)    -> URL of the CSV export of that tag
+ *   view()            -> {colors, logY, showRuns, uirevision}
+ *   onCycle(timing)   -> called when every visible card is drawn after a refresh
+ */
+export class ChartGrid {
+  constructor(root, hooks) {
+    this.root = root;
+    this.hooks = hooks;
+    this.cards = new Map();
+    this.sections = new Map();
+    this.queue = [];
+    this.active = 0;
+    this.abort = new AbortController();
+    this.cycle = null;
+    this.observer = new IntersectionObserver((entries) => this.onIntersect(entries), {
+      rootMargin: "200px 0px",
+    });
+  }
+
+  /** Make the cards match `tags` (kept in order; cards of tags that are gone are removed). */
+  setTags(tags) {
+    const wanted = new Set(tags);
+    for (const [tag, card] of this.cards) {
+      if (wanted.has(tag)) continue;
+      this.observer.unobserve(card.node);
+      if (window.Plotly) window.Plotly.purge(card.plot);
+      card.node.remove();
+      this.cards.delete(tag);
+    }
+    const byPrefix = new Map();
+    for (const tag of tags) {
+      const prefix = prefixOf(tag);
+      if (!byPrefix.has(prefix)) byPrefix.set(prefix, []);
+      byPrefix.get(prefix).push(tag);
+    }
+    for (const [prefix, section] of this.sections) {
+      if (!byPrefix.has(prefix)) {
+        section.node.remove();
+        this.sections.delete(prefix);
+      }
+    }
+    for (const [prefix, sectionTags] of byPrefix) {
+      let section = this.sections.get(prefix);
+      if (!section) {
+        const count = el("span", { className: "count" });
+        const grid = el("div", { className: "card-grid" });
+        const node = el(
+          "details",
+          { className: "tag-section", open: true, dataset: { prefix } },
+          el("summary", {}, el("span", { className: "section-name", text: prefix }), count),
+          grid,
+        );
+        section = { node, grid, count };
+        this.sections.set(prefix, section);
+      }
+      section.count.textContent = String(sectionTags.length);
+      this.root.appendChild(section.node); // appending again keeps the sections in tag order
+      for (const tag of sectionTags) {
+        let card = this.cards.get(tag);
+        if (!card) {
+          card = this.makeCard(tag);
+          this.cards.set(tag, card);
+          this.observer.observe(card.node);
+        }
+        section.grid.appendChild(card.node);
+      }
+    }
+  }
+
+  makeCard(tag) {
+    const csv = el("a", {
+      className: "button small",
+      text: "CSV",
+      download: "",
+      title: "Download this tag's reduced curves at full resolution (CSV)",
+      dataset: { role: "csv" },
+    });
+    const status = el("span", { className: "card-status" });
+    const plot = el("div", { className: "plot" });
+    const notes = el("ul", { className: "card-notes" });
+    const node = el(
+      "article",
+      { className: "card", dataset: { tag } },
+      el("header", {}, el("h3", { text: tag, title: tag }), status, csv),
+      plot,
+      notes,
+    );
+    return {
+      tag, node, plot, status, notes, csv,
+      observed: false, visible: false, stale: true, queued: false, url: null, text: null,
+    };
+  }
+
+  /**
+   * New settings or new data: every card must be checked again; visible ones now, the others when
+   * they scroll into view. `fresh` (new settings) cancels requests still running for the old ones.
+   */
+  refresh({ fresh }) {
+    if (fresh) {
+      this.abort.abort();
+      this.abort = new AbortController();
+      this.queue = [];
+      for (const card of this.cards.values()) card.queued = false;
+    }
+    this.cycle = { started: performance.now(), firstArrival: null, lastDrawn: null, drawn: 0, unchanged: 0 };
+    for (const card of this.cards.values()) {
+      card.stale = true;
+      card.csv.href = this.hooks.exportUrl(card.tag);
+      if (card.visible) this.enqueue(card);
+    }
+    this.pump();
+  }
+
+  /** Only the look changed (log scale): redraw what is drawn from the data already here. */
+  async redraw() {
+    const Plotly = await loadPlotly();
+    for (const card of this.cards.values()) {
+      if (!card.payload) continue;
+      if (!card.visible) {
+        card.viewStale = true;
+        continue;
+      }
+      const figure = buildFigure(card.payload, this.hooks.view());
+      await Plotly.react(card.plot, figure.data, figure.layout, PLOT_CONFIG);
+      card.viewStale = false;
+    }
+  }
+
+  onIntersect(entries) {
+    for (const entry of entries) {
+      const card = [...this.cards.values()].find((c) => c.node === entry.target);
+      if (!card) continue;
+      card.observed = true;
+      card.visible = entry.isIntersecting;
+      if (card.visible && card.stale) this.enqueue(card);
+      else if (card.visible && card.viewStale) this.redrawCard(card);
+    }
+    this.pump();
+  }
+
+  async redrawCard(card) {
+    const Plotly = await loadPlotly();
+    const figure = buildFigure(card.payload, this.hooks.view());
+    await Plotly.react(card.plot, figure.data, figure.layout, PLOT_CONFIG);
+    card.viewStale = false;
+  }
+
+  enqueue(card) {
+    if (card.queued) return;
+    card.queued = true;
+    this.queue.push(card);
+  }
+
+  pump() {
+    while (this.active < PARALLEL_FETCHES && this.queue.length) {
+      const card = this.queue.shift();
+      this.active += 1;
+      this.load(card, this.abort.signal).finally(() => {
+        this.active -= 1;
+        this.pump();
+        this.checkCycle();
+      });
+    }
+    this.checkCycle();
+  }
+
+  checkCycle() {
+    if (!this.cycle || this.active || this.queue.length) return;
+    // Cards just added are not known to be on screen or off until the observer has reported them.
+    if ([...this.cards.values()].some((c) => !c.observed || (c.visible && c.stale))) return;
+    const cycle = this.cycle;
+    this.cycle = null;
+    cycle.finished = performance.now();
+    cycle.visible = [...this.cards.values()].filter((c) => c.visible).length;
+    this.hooks.onCycle(cycle);
+  }
+
+  async load(card, signal) {
+    card.queued = false;
+    if (!card.stale) return;
+    card.stale = false;
+    const url = this.hooks.aggregateUrl(card.tag);
+    const first = !card.payload;
+    card.node.classList.add("loading");
+    if (first) card.status.textContent = "loading…";
+    let text;
+    try {
+      text = await getText(url, signal);
+    } catch (error) {
+      if (error.name === "AbortError") return;
+      card.node.classList.remove("loading");
+      this.showCardError(card, error.message);
+      return;
+    }
+    const arrived = performance.now();
+    if (signal.aborted) return;
+    card.node.classList.remove("loading");
+    const cycle = this.cycle;
+    if (cycle && cycle.firstArrival === null) cycle.firstArrival = arrived;
+    if (text === card.text && url === card.url && !card.viewStale) {
+      if (cycle) cycle.unchanged += 1; // same bytes: nothing to redraw
+      return;
+    }
+    const payload = JSON.parse(text);
+    let Plotly;
+    try {
+      Plotly = await loadPlotly();
+    } catch (error) {
+      this.showCardError(card, error.message);
+      return;
+    }
+    if (signal.aborted) return;
+    card.url = url;
+    card.text = text;
+    card.payload = payload;
+    card.viewStale = false;
+    card.status.textContent = "";
+    this.showNotes(card, payload);
+    if (!payload.groups.some((g) => g.x.length)) {
+      Plotly.purge(card.plot);
+      clear(card.plot).appendChild(
+        el("div", { className: "card-empty", text: "No points left to draw with these settings." }),
+      );
+    } else {
+      if (card.plot.querySelector(".card-empty, .card-error")) clear(card.plot);
+      const figure = buildFigure(payload, this.hooks.view());
+      await Plotly.react(card.plot, figure.data, figure.layout, PLOT_CONFIG);
+    }
+    const drawn = performance.now();
+    performance.measure(`aggregate:draw:${card.tag}`, { start: arrived, end: drawn });
+    if (cycle) {
+      cycle.lastDrawn = drawn;
+      cycle.drawn += 1;
+    }
+  }
+
+  showCardError(card, message) {
+    card.status.textContent = "";
+    card.text = null;
+    if (window.Plotly) window.Plotly.purge(card.plot);
+    clear(card.plot).appendChild(el("div", { className: "card-error", role: "alert", text: message }));
+  }
+
+  showNotes(card, payload) {
+    clear(card.notes);
+    const notes = [...payload.notes];
+    for (const g of payload.groups) {
+      if (g.runs.length < g.size) {
+        notes.push(`${g.group}: ${g.size - g.runs.length} of ${g.size} runs have no ${payload.tag} data`);
+      }
+    }
+    for (const note of notes) card.notes.appendChild(el("li", { text: note }));
+  }
+}

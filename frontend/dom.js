@@ -1,0 +1,70 @@
+// Small DOM helpers. Every name that comes from the logs (runs, tags, groups, hparams) reaches the page
+// through textContent or an attribute value, never as HTML.
+
+/**
+ * Create an element. `props`: className, text (textContent), title, dataset, on (event handlers),
+ * and any other key set as an attribute. Children may be nodes or strings (added as text).
+ */
+export function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "className") node.className = value;
+    else if (key === "text") node.textContent = String(value);
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key === "on") for (const [type, fn] of Object.entries(value)) node.addEventListener(type, fn);
+    else if (key === "value") node.value = value;
+    else if (key === "checked") node.checked = Boolean(value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  return node;
+}
+
+/** Remove every child of `node`. */
+export function clear(node) {
+  while (node.firstChild) node.removeChild(node.firstChild);
+  return node;
+}
+
+/**
+ * Plotly renders trace names and hover templates as a small HTML subset; escaping the three markup
+ * characters makes a name from the logs show as the literal text it is.
+ */
+export function plotlyText(value) {
+  return String(value).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+/** A short, readable number for tables and hover text (display only, no statistics). */
+export function fmt(value, digits = 4) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "–";
+  if (typeof value !== "number") return String(value);
+  if (!Number.isFinite(value)) return value > 0 ? "inf" : "-inf";
+  if (value !== 0 && (Math.abs(value) >= 1e6 || Math.abs(value) < 1e-4)) return value.toExponential(digits - 1);
+  return String(Number(value.toPrecision(digits)));
+}
+
+/** Format an x value (step, seconds since start, or epoch seconds) for people. */
+export function fmtX(value, axis) {
+  if (value === null || value === undefined) return "–";
+  if (axis === "wall") return new Date(value * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+  if (axis === "relative") return `${fmt(value, 4)} s`;
+  return String(value);
+}
+
+/** Run `fn` once `ms` after the last call. */
+export function debounce(fn, ms) {
+  let timer = null;
+  const wrapped = (...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => fn(...args), ms);
+  };
+  wrapped.flush = (...args) => {
+    clearTimeout(timer);
+    fn(...args);
+  };
+  return wrapped;
+}

@@ -1,0 +1,159 @@
+// From one /aggregate payload to a Plotly figure: per group a shaded band (lo and hi traces, the second
+// filled down to the first), a center line (solid where every run of the group stands behind the point,
+// dashed where fewer do) and, on request, the group's runs as faint lines. No statistics here: every
+// number drawn comes from the backend.
+
+import { fmt, plotlyText } from "./dom.js";
+
+export const BAND_LABELS = {
+  std: "±1 std",
+  sem: "±1 SEM",
+  ci95: "95% CI (Student t)",
+  minmax: "min–max",
+  iqr: "IQR (25th–75th percentile)",
+  none: "no band",
+};
+export const X_TITLES = { step: "step", relative: "relative time (s)", wall: "wall time" };
+
+// TensorBoard-like colors: readable on white and distinct from each other.
+const PALETTE = [
+  "#1a73e8", "#e8710a", "#1e8e3e", "#d93025", "#9334e6",
+  "#12b5cb", "#e52592", "#f9ab00", "#425066", "#7cb342",
+];
+
+/** A color for the `index`-th group (the palette first, then evenly spread hues). */
+export function colorFor(index) {
+  if (index < PALETTE.length) return PALETTE[index];
+  const hue = Math.round((index * 137.508) % 360);
+  return `hsl(${hue}, 60%, 45%)`;
+}
+
+/** The same color with transparency (for bands and individual runs). */
+export function withAlpha(color, alpha) {
+  if (color.startsWith("#")) {
+    const n = parseInt(color.slice(1), 16);
+    return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
+  }
+  return color.replace(/^hsl\((.*)\)$/, `hsla($1, ${alpha})`);
+}
+
+function toAxis(values, axis) {
+  return axis === "wall" ? values.map((v) => (v === null ? null : v * 1000)) : values;
+}
+
+/** Split the center line: `full` where n equals the group size, `partial` (joined to its neighbours) elsewhere. */
+export function splitByCoverage(center, n, size) {
+  const full = center.map((v, i) => (n[i] >= size ? v : null));
+  const partial = center.map((v, i) => (n[i] < size ? v : null));
+  for (let i = 0; i < center.length; i++) {
+    if (n[i] < size) continue;
+    // Repeat the full point next to a partial stretch so the dashed line meets the solid one.
+    if ((i > 0 && n[i - 1] < size) || (i + 1 < center.length && n[i + 1] < size)) partial[i] = center[i];
+  }
+  return { full, partial, hasPartial: n.some((k) => k < size) };
+}
+
+/**
+ * One undrawn trace per group carries the hover text for every point (the solid and dashed pieces of
+ * the line would each report their own nearest point, which at the seam is not the hovered step).
+ */
+function hoverTrace(g, x, name, color, band) {
+  const customdata = g.center.map((_, i) => {
+    const bandText =
+      band === "none" ? "" : g.lo[i] === null ? "  (no band: 1 run)" : `  [${fmt(g.lo[i])}, ${fmt(g.hi[i])}]`;
+    const fewer = g.n[i] < g.size;
+    // The glyph repeats the line's look at this point: solid, or dashed where fewer runs stand behind it.
+    return [bandText, g.n[i], g.size, fewer ? "  fewer runs" : "", fewer ? "╍╍" : "━━"];
+  });
+  return {
+    type: "scatter",
+    mode: "lines",
+    x,
+    y: g.center,
+    line: { color, width: 0 },
+    customdata,
+    hovertemplate:
+      `<span style="color:${color}">%{customdata[4]}</span> <b>${name}</b>  %{y:.4~g}%{customdata[0]}` +
+      "  n=%{customdata[1]}/%{customdata[2]}%{customdata[3]}<extra></extra>",
+    showlegend: false,
+    name,
+    meta: { role: "hover", group: g.group },
+  };
+}
+
+/**
+ * Build `{data, layout}` for one tag.
+ * @param payload the /aggregate JSON
+ * @param view {colors: Map group->color, logY, showRuns, uirevision}
+ */
+export function buildFigure(payload, view) {
+  const axis = payload.x;
+  const band = payload.band;
+  const data = [];
+  for (const g of payload.groups) {
+    const color = view.colors.get(g.group) || colorFor(0);
+    const name = plotlyText(g.group);
+    const x = toAxis(g.x, axis);
+    if (view.showRuns && Array.isArray(g.individual)) {
+      for (const run of g.individual) {
+        data.push({
+          type: "scatter",
+          mode: "lines",
+          x: toAxis(run.x, axis),
+          y: run.y,
+          line: { color, width: 1 },
+          opacity: 0.28,
+          hoverinfo: "skip",
+          showlegend: false,
+          meta: { role: "run", group: g.group, run: run.run },
+        });
+      }
+    }
+    if (band !== "none") {
+      const common = { type: "scatter", mode: "lines", x, hoverinfo: "skip", showlegend: false };
+      data.push({ ...common, y: g.lo, line: { color, width: 0 }, meta: { role: "band_lo", group: g.group } });
+      data.push({
+        ...common,
+        y: g.hi,
+        line: { color, width: 0 },
+        fill: "tonexty",
+        fillcolor: withAlpha(color, 0.2),
+        meta: { role: "band_hi", group: g.group },
+      });
+    }
+    const { full, partial, hasPartial } = splitByCoverage(g.center, g.n, g.size);
+    const line = { type: "scatter", mode: "lines", x, hoverinfo: "skip", showlegend: false };
+    data.push({ ...line, y: full, line: { color, width: 2 }, meta: { role: "center", group: g.group } });
+    if (hasPartial) {
+      // Fewer runs than the group: dashed and thinner, so it never passes for the whole group.
+      data.push({
+        ...line,
+        y: partial,
+        line: { color, width: 1.5, dash: "dash" },
+        meta: { role: "center_partial", group: g.group },
+      });
+    }
+    data.push(hoverTrace(g, x, name, color, band));
+  }
+  const grid = "#ececec";
+  const layout = {
+    height: 250,
+    margin: { l: 56, r: 14, t: 8, b: 40 },
+    hovermode: "x unified",
+    hoverlabel: { bgcolor: "rgba(255,255,255,0.96)", bordercolor: "#dadce0", font: { size: 11, color: "#202124" } },
+    showlegend: false,
+    font: { family: "Roboto, system-ui, -apple-system, 'Segoe UI', sans-serif", size: 11, color: "#5f6368" },
+    xaxis: {
+      type: axis === "wall" ? "date" : "linear",
+      title: { text: X_TITLES[axis] || axis, standoff: 6, font: { size: 11 } },
+      gridcolor: grid,
+      zeroline: false,
+    },
+    yaxis: { type: view.logY ? "log" : "linear", gridcolor: grid, zeroline: false, automargin: true },
+    paper_bgcolor: "#ffffff",
+    plot_bgcolor: "#ffffff",
+    // Keep the user's zoom across refreshes, reset it when the axes change meaning.
+    uirevision: view.uirevision,
+  };
+  return { data, layout };
+}
