@@ -16,10 +16,15 @@ def resolve_repeats(series: Series, how: str) -> Series:
     """Sort by step and keep one value per step: the ``last`` write, the ``first``, or their ``mean``.
 
     Non-finite values become NaN. A stable sort keeps file order among writes of the same step.
+    The returned arrays may be the input's own (never modified): treat them as read-only.
     """
-    order = np.argsort(series.step, kind="stable")
-    step, wall, value = series.step[order], series.wall[order], series.value[order].astype(np.float64)
-    value[~np.isfinite(value)] = np.nan
+    step, wall, value = series.step, series.wall, series.value.astype(np.float64, copy=False)
+    if np.any(step[1:] < step[:-1]):  # loaders return steps in order: sort only when they are not
+        order = np.argsort(step, kind="stable")
+        step, wall, value = step[order], wall[order], value[order]
+    finite = np.isfinite(value)
+    if not finite.all():  # a copy: the input may be a cached series, never written to
+        value = np.where(finite, value, np.nan)
     if len(step) < 2 or np.all(step[1:] != step[:-1]):
         return Series(step, wall, value)
     unique, first_index, counts = np.unique(step, return_index=True, return_counts=True)

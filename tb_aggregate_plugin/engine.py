@@ -206,11 +206,7 @@ def _reduce_block(query, source, tag, group, group_runs, data, listing, names, k
 
 
 def _nanmedian_rows(walls: np.ndarray) -> np.ndarray:
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmedian(walls, axis=0)
+    return stats.nanmedian(walls)
 
 
 def _frame(pieces: list[dict], query: Query, names: list[str]) -> pd.DataFrame:
