@@ -1,0 +1,502 @@
+"""``tb-aggregate``: reduce the runs of a logdir to a table file or to new TensorBoard runs.
+
+The command line only parses its arguments into a :class:`Query` (which validates every option),
+calls the engine once and writes the result. Exit status: 0 success, 1 a failure to read or write
+(the message names the path and the reason), 2 bad usage (a one-line message).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import shutil
+import signal
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import TextIO
+
+from . import __version__, compute, eventfiles, files
+from .engine import describe
+from .query import (
+    ALIGNS,
+    BANDS,
+    BASE_REDUCTIONS,
+    CENTERS,
+    DUP_STEPS,
+    GROUP_BY_MODES,
+    X_AXES,
+    OptionError,
+    Query,
+)
+from .source import Source, open_logdir
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+PROG = "tb-aggregate"
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Query)}
+QUERY_OPTIONS = tuple(_DEFAULTS)
+
+EPILOG = """examples:
+  tb-aggregate runs/ --list
+      show the runs, the group each one falls in and the tags, without computing anything
+  tb-aggregate runs/ -o curves.csv
+      mean, std, min, max, median and count of every tag, per group (auto grouping), to CSV
+  tb-aggregate runs/ --group-by 'regex:lr=([^/]+)' --tags '^val/' --reductions mean,q05,q95 -o val.json
+      per learning rate, validation tags only, mean and 5th/95th percentiles, to JSON
+  tb-aggregate runs/ --band ci95 --format tb -o aggregated/
+      new TensorBoard runs aggregated/<group>/mean, .../ci95_lo, .../ci95_hi; view them with
+      tensorboard --logdir_spec runs:runs/,aggregated:aggregated/
+
+OUT by extension: .csv, .csv.gz, .json, .xlsx (pip install 'tb-aggregate[xlsx]'),
+.parquet (pip install 'tb-aggregate[parquet]'); or --format tb with a folder.
+exit status: 0 done, 1 could not read or write (path and reason said), 2 bad usage."""
+
+
+def _option_help() -> dict[str, tuple[str, str]]:
+    """Metavar and help of each engine option; allowed values and defaults come from query.py."""
+    d = _DEFAULTS
+    return {
+        "runs": (
+            "REGEX",
+            "regular expression searched in run names; only matching runs are used "
+            "(default: all runs). Example: --runs 'lr=0\\.(01|1)/'",
+        ),
+        "tags": (
+            "REGEX",
+            "regular expression searched in tag names (default: all scalar tags). Example: --tags '^val/'",
+        ),
+        "group_by": (
+            "MODE",
+            f"how runs form groups: {' | '.join(GROUP_BY_MODES)}. auto: the run name "
+            "without its repetition index (lr=0.1/seed_3 -> lr=0.1); parent: the run's parent "
+            "folder; none: one group; regex: the pattern's captured text; hparam: the logged "
+            f"hparam values (default: {d['group_by']}). Example: --group-by 'regex:lr=([^/]+)'",
+        ),
+        "center": (
+            "STAT",
+            f"the line of each group: {' | '.join(CENTERS)} (default: {d['center']}). "
+            "Example: --center median",
+        ),
+        "band": (
+            "BAND",
+            f"the band around it: {' | '.join(BANDS)}; ci95 is Student's t with n-1 "
+            f"degrees of freedom (default: {d['band']}). Example: --band ci95",
+        ),
+        "reductions": (
+            "LIST",
+            f"comma-separated statistics in the table: {', '.join(BASE_REDUCTIONS)} or a "
+            f"percentile qNN (default: {','.join(d['reductions'])}). "
+            "Example: --reductions mean,std,q05,q95",
+        ),
+        "align": (
+            "MODE",
+            f"{' | '.join(ALIGNS)}: exact needs the same steps in every run of a group; "
+            "interpolate puts runs on the union of their steps, each run only inside its own "
+            "range; auto picks exact when possible "
+            f"(default: {d['align']}). Example: --align interpolate",
+        ),
+        "x": (
+            "AXIS",
+            f"{' | '.join(X_AXES)}: relative is seconds since each run's first point, wall is "
+            f"epoch seconds (default: {d['x']}). Example: --x relative",
+        ),
+        "smoothing": (
+            "W",
+            "TensorBoard's debiased exponential moving average, weight in [0, 1), applied "
+            f"to each run before reducing (default: {d['smoothing']:g}). Example: --smoothing 0.6",
+        ),
+        "min_runs": (
+            "N",
+            "drop points backed by fewer than N finite values "
+            f"(default: {d['min_runs']}). Example: --min-runs 3",
+        ),
+        "dup_steps": (
+            "MODE",
+            f"a step logged twice in a run (e.g. after a restart): {' | '.join(DUP_STEPS)} "
+            f"(default: {d['dup_steps']}). Example: --dup-steps mean",
+        ),
+    }
+
+
+class UsageError(Exception):
+    """Bad usage: exit 2 with this one-line message."""
+
+
+class Failure(Exception):
+    """A failure to read or write: exit 1 with this message (path and reason)."""
+
+
+class _Interrupted(BaseException):
+    """A termination signal, raised in the main thread so temporary files are cleaned up."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def _split_lines(self, text, width):  # keep --dup-steps and q05 whole when wrapping
+        return textwrap.wrap(text, width, break_on_hyphens=False)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line instead of argparse's usage block
+        raise UsageError(f"{message} (see {PROG} --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; engine options are left unset unless given, so defaults live in Query."""
+    parser = _Parser(
+        prog=PROG,
+        usage=f"{PROG} LOGDIR [options] -o OUT   |   {PROG} LOGDIR --list [options]",
+        description="Group the runs of a TensorBoard logdir (seeds, ensemble members, sweep arms) and\n"
+        "reduce each group across runs, step by step, reading every point. Writes a table\n"
+        "(tag, group, step, wall_time, n, statistics...) or new TensorBoard runs.",
+        epilog=EPILOG,
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("logdir", metavar="LOGDIR", help="folder of runs (read only, never written)")
+    out = parser.add_argument_group("output")
+    out.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="file (format by extension) or, with --format tb, "
+        "a folder; must not be inside LOGDIR. Example: -o curves.csv",
+    )
+    out.add_argument(
+        "--format",
+        choices=files.FILE_FORMATS + ("tb",),
+        help="write this format whatever "
+        "OUT's extension; tb: one TensorBoard run per group and statistic, e.g. "
+        "OUT/<group>/mean, OUT/<group>/mean+std. Example: --format tb",
+    )
+    out.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing OUT (a folder only if it is empty or an earlier --format tb output)",
+    )
+    out.add_argument(
+        "--list",
+        action="store_true",
+        help="print the runs, their groups and the tags, "
+        "without computing or writing anything. Example: --list --group-by hparam:lr",
+    )
+    out.add_argument("-q", "--quiet", action="store_true", help="no progress display, notes or summary line")
+    out.add_argument(
+        "--loader",
+        choices=("auto", "rust", "python"),
+        default="auto",
+        help="how to read the logdir: rust (TensorBoard's data server), python (its "
+        "multiplexer), auto: rust when installed (default: auto)",
+    )
+    out.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    engine = parser.add_argument_group("aggregation (the same options as the Aggregate tab)")
+    for name, (metavar, text) in _option_help().items():
+        engine.add_argument(
+            "--" + name.replace("_", "-"), dest=name, metavar=metavar, default=argparse.SUPPRESS, help=text
+        )
+    return parser
+
+
+def query_from_args(args: argparse.Namespace) -> Query:
+    """The Query of the given engine options (validated by Query; an error names the flag)."""
+    given = {name: getattr(args, name) for name in QUERY_OPTIONS if hasattr(args, name)}
+    try:
+        return Query.from_mapping(given)
+    except OptionError as exc:
+        flag = "--" + exc.option.replace("_", "-")
+        message = str(exc)[len(exc.option) + 2 :] if str(exc).startswith(exc.option + ": ") else str(exc)
+        raise UsageError(f"{flag}: {message}") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the exit status."""
+    previous = _trap_termination()
+    try:
+        return _main(argv)
+    except UsageError as exc:
+        _say(f"{PROG}: error: {exc}")
+        return EXIT_USAGE
+    except Failure as exc:
+        _say(f"{PROG}: error: {exc}")
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        _say(f"{PROG}: interrupted; nothing written")
+        return 128 + signal.SIGINT
+    except _Interrupted as exc:
+        _say(f"{PROG}: terminated; nothing written")
+        return 128 + exc.signum
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _trap_termination() -> dict:
+    # SIGTERM/SIGHUP unwind like Ctrl-C, so temporary files and the data server are cleaned up.
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {}
+
+    def raise_interrupted(signum, frame):
+        raise _Interrupted(signum)
+
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            previous[signum] = signal.signal(signum, raise_interrupted)
+    return previous
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    query = query_from_args(args)
+    if args.loader == "rust" and query.dup_steps != "last":
+        raise UsageError(
+            f"--dup-steps {query.dup_steps} needs --loader python or auto: TensorBoard's data "
+            "server keeps only the last write of a repeated step"
+        )
+    if args.list:
+        if args.output:
+            raise UsageError("--list writes nothing; leave out -o")
+        return _list(args, query)
+    if not args.output:
+        raise UsageError(f"-o OUT is required (or --list); see {PROG} --help")
+    fmt = args.format or files.format_of(args.output)
+    if fmt is None:
+        raise UsageError(
+            f"cannot tell the format of {args.output!r} from its extension: use .csv, .csv.gz, "
+            ".json, .xlsx or .parquet, or --format tb for a folder of TensorBoard runs"
+        )
+    if fmt == "tb" and query.x != "step":
+        raise UsageError(f"--format tb needs --x step (event files are indexed by step), not --x {query.x}")
+    _check_logdir(args.logdir)
+    _check_apart(args.logdir, args.output)
+    try:
+        files.check_available(fmt)
+        if fmt == "tb":
+            files.check_target(
+                args.output, force=args.force, folder=True, replaceable=eventfiles.is_previous_output
+            )
+        else:
+            files.check_target(args.output, force=args.force)
+    except (files.MissingLibrary, files.OutputExists) as exc:
+        raise UsageError(str(exc)) from None
+    except FileNotFoundError as exc:
+        raise Failure(f"cannot write {args.output}: {exc}") from None
+
+    progress = Progress(sys.stderr, enabled=not args.quiet and _is_tty(sys.stderr))
+    try:
+        result, points = _compute(args, query, progress)
+        table = result.table()
+        if table.empty:
+            why = result.notes() or ["no point is left (see --min-runs)"]
+            raise UsageError(f"nothing to write: {why[0]}")
+        written = _write(args, fmt, result, table, progress)
+    finally:
+        progress.close()
+    if not args.quiet:
+        for note in result.notes():
+            _say(f"{PROG}: note: {note}")
+        runs = {r for b in result.blocks for r in b.runs}
+        counts = [
+            _n(len(runs), "run"),
+            _n(table["group"].nunique(), "group"),
+            _n(table["tag"].nunique(), "tag"),
+        ]
+        print(
+            _shown(f"{', '.join(counts)}, {_n(points, 'point')} read -> {args.output} ({written})"),
+            flush=True,
+        )
+    return EXIT_OK
+
+
+@contextlib.contextmanager
+def _opened(args, query: Query) -> Iterator[tuple[_CountingSource, str]]:
+    """The logdir opened as ``compute(path, ...)`` opens it (same loader choice); yields (source, loader)."""
+    try:
+        loaded = open_logdir(args.logdir, loader=args.loader, keep_repeated_steps=query.dup_steps != "last")
+    except (OSError, RuntimeError, TimeoutError, ImportError) as exc:
+        raise Failure(f"cannot read {args.logdir}: {_reason(exc)}") from None
+    with loaded:
+        yield _CountingSource(loaded.provider, logdir=args.logdir), loaded.loader
+
+
+def _compute(args, query: Query, progress: Progress):
+    """Load, then compute: two stages for the progress display; returns (result, points read)."""
+    progress.stage(f"loading {args.logdir}")
+    with _opened(args, query) as (source, loader):
+        listing = source.list_scalars()
+        if not listing:
+            raise Failure(f"cannot read {args.logdir}: no TensorBoard runs with scalars in it")
+        series = sum(len(tags) for tags in listing.values())
+        progress.stage(f"reducing: {_n(len(listing), 'run')}, {_n(series, 'series')} ({loader} loader)")
+        result = compute(source, query)
+    return result, source.points
+
+
+def _write(args, fmt: str, result, table, progress: Progress) -> str:
+    """Write the output; returns what was written, for the summary line."""
+    out = args.output
+    try:
+        if fmt == "tb":
+            progress.stage(f"writing {out}")
+            with files.atomic_dir(out, force=args.force, replaceable=eventfiles.is_previous_output) as temp:
+                manifest = eventfiles.write_runs(
+                    result,
+                    temp,
+                    logdir=os.path.abspath(args.logdir),
+                    on_run=lambda done, total: progress.stage(f"writing {out}: {done}/{total} runs"),
+                )
+            return _n(len(manifest["runs"]), "TensorBoard run")
+        progress.stage(f"writing {len(table):,} rows to {out}")
+        files.write_table(table, out, fmt, meta=result.attrs(), force=args.force)
+        return _n(len(table), "row")
+    except files.OutputExists as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise Failure(f"cannot write {out}: {exc.strerror or exc}") from None
+
+
+def _list(args, query: Query) -> int:
+    _check_logdir(args.logdir)
+    with _opened(args, query) as (source, _):
+        info = describe(query, source)
+    rows = [("group", "run", "tags")]
+    for run in info["runs"]:
+        group = run["group"] if run["excluded"] is None else "-"
+        detail = str(len(run["tags"])) if run["excluded"] is None else f"left out: {run['excluded']}"
+        rows.append((group, run["run"], detail))
+    _print_columns(rows)
+    tag_runs = {t: sum(t in r["tags"] for r in info["runs"] if r["excluded"] is None) for t in info["tags"]}
+    print()
+    _print_columns([("tag", "runs")] + [(t, str(n)) for t, n in tag_runs.items()])
+    print()
+    if info["hparams"]:
+        print(_shown("hparams (for --group-by hparam:NAME): " + ", ".join(info["hparams"])))
+    print(
+        f"{_n(len(info['runs']), 'run')} of {info['total_runs']} selected, "
+        f"{_n(len(info['groups']), 'group')}, {_n(len(info['tags']), 'tag')}"
+    )
+    return EXIT_OK
+
+
+def _print_columns(rows: list[tuple[str, ...]]) -> None:
+    rows = [tuple(_shown(c) for c in row) for row in rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join([c.ljust(w) for c, w in zip(row, widths)] + [row[-1]]))
+
+
+def _check_logdir(logdir: str) -> None:
+    if not os.path.isdir(logdir):
+        reason = "no such folder" if not os.path.exists(logdir) else "not a folder"
+        raise Failure(f"cannot read {logdir}: {reason}")
+
+
+def _check_apart(logdir: str, out: str) -> None:
+    """OUT must be neither inside LOGDIR (never write into the runs) nor contain it."""
+    src, dst = os.path.realpath(logdir), os.path.realpath(out)
+    if dst == src or dst.startswith(src.rstrip(os.sep) + os.sep):
+        raise UsageError(f"{out} is inside the logdir {logdir}; write the output elsewhere")
+    if src.startswith(dst.rstrip(os.sep) + os.sep):
+        raise UsageError(f"{out} contains the logdir {logdir}; write the output elsewhere")
+
+
+class _CountingSource(Source):
+    """A Source that counts the points it reads, for the summary line."""
+
+    points = 0
+
+    def read(self, wanted, listing=None):
+        data = super().read(wanted, listing)
+        self.points += sum(len(s) for s in data.values())
+        return data
+
+
+class Progress:
+    """One status line on stderr, redrawn in place: the stage, its counts and the seconds elapsed."""
+
+    _SPIN = "|/-\\"
+
+    def __init__(self, stream: TextIO, *, enabled: bool):
+        self._stream, self.enabled = stream, enabled
+        self._text, self._since, self._tick = "", time.monotonic(), 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = None
+        if enabled:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+
+    def stage(self, text: str) -> None:
+        """Show ``text`` (e.g. ``reducing: 15 runs, 60 series``) from now on."""
+        if not self.enabled:
+            return
+        with self._lock:
+            if _shown(text).split(":")[0] != self._text.split(":")[0]:
+                self._since = time.monotonic()
+            self._text = _shown(text)
+            self._draw()
+
+    def close(self) -> None:
+        """Stop redrawing and clear the line."""
+        if not self.enabled:
+            return
+        self._stop.set()
+        self._thread.join()
+        with self._lock:
+            self._stream.write("\r\x1b[K")
+            self._stream.flush()
+            self.enabled = False
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.25):
+            with self._lock:
+                self._tick += 1
+                self._draw()
+
+    def _draw(self) -> None:
+        if not self._text:
+            return
+        seconds = time.monotonic() - self._since
+        line = f"{self._SPIN[self._tick % 4]} {self._text}  {seconds:.0f}s"
+        width = shutil.get_terminal_size((80, 24)).columns - 1
+        self._stream.write("\r\x1b[K" + line[:width])
+        self._stream.flush()
+
+
+def _is_tty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _shown(text: str) -> str:
+    """Text with control characters escaped: names from logs must not drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _n(count: int, word: str) -> str:
+    plural = word if count == 1 or word.endswith("s") else word + "s"
+    return f"{count:,} {plural}"
+
+
+def _say(message: str) -> None:
+    print(_shown(message), file=sys.stderr, flush=True)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror + (f": {exc.filename}" if exc.filename else "")
+    return str(exc) or type(exc).__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())

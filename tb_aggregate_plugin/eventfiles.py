@@ -1,0 +1,137 @@
+"""Writing reduced curves back as TensorBoard runs: one run per group and statistic.
+
+``OUT/<group>/mean``, ``OUT/<group>/mean+std``, ``OUT/<group>/mean-std``, ``OUT/<group>/ci95_lo``...:
+each run holds every tag under its own name, at the table's steps and with the median wall time of
+the source runs, so ``tensorboard --logdir`` shows them next to the originals. Written with
+TensorBoard's own ``tensorboard.summary.Writer``. A ``.tb-aggregate.json`` file records what each
+run is (group names from logs can need escaping to become folder names).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from . import __version__
+from .engine import Result
+from .stats import BAND_BOUNDS
+
+MANIFEST = ".tb-aggregate.json"
+# Characters that are not safe (or not portable) in a folder name.
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f<>:"|?*\\]')
+_MAX_COMPONENT_BYTES = 200
+
+
+def statistics(result: Result) -> list[tuple[str, str]]:
+    """``(run name, frame column)`` for each statistic written: the center, the reductions, the band edges."""
+    query = result.query
+    plan = {query.center: query.center}
+    for name in query.reductions:
+        plan.setdefault(name, name)
+    if query.band != "none":
+        for bound, column in zip(BAND_BOUNDS[query.band], ("band_lo", "band_hi")):
+            # "center-std" with center mean is "mean-std"; a bound that is already a column is kept once.
+            plan.setdefault(bound.replace("center", query.center), column)
+    return list(plan.items())
+
+
+def safe_component(name: str) -> str:
+    """One path component for a folder name: no separators, controls, leading dot or overlong name."""
+    name = _UNSAFE.sub("_", name).strip(" ")
+    if not name:
+        return "_"
+    if name.startswith("."):
+        name = "_" + name
+    encoded = name.encode("utf-8")
+    if len(encoded) > _MAX_COMPONENT_BYTES:
+        name = encoded[:_MAX_COMPONENT_BYTES].decode("utf-8", "ignore")
+    return name
+
+
+def group_folders(groups: list[str]) -> dict[str, str]:
+    """A distinct relative folder (``/``-separated) for each group name; ``/`` in a name nests folders."""
+    folders: dict[str, str] = {}
+    used: set[str] = set()
+    for group in groups:
+        parts = [safe_component(p) for p in group.split("/") if p]
+        base = "/".join(parts) or "_"
+        folder, k = base, 2
+        while folder.lower() in used:  # also distinct on case-insensitive filesystems
+            folder, k = f"{base}~{k}", k + 1
+        used.add(folder.lower())
+        folders[group] = folder
+    return folders
+
+
+def is_previous_output(path: str) -> bool:
+    """Whether ``path`` is a folder this module wrote (it has the manifest)."""
+    try:
+        with open(os.path.join(path, MANIFEST), encoding="utf-8") as f:
+            return json.load(f).get("written_by") == "tb-aggregate"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def write_runs(
+    result: Result,
+    folder: str,
+    *,
+    logdir: str = "",
+    on_run: Callable[[int, int], None] | None = None,
+) -> dict:
+    """Write one TensorBoard run per group and statistic under ``folder`` (which must exist).
+
+    Non-finite values (e.g. the std of a group of one run) are left out of the run. ``on_run(done,
+    total)`` is called after each run. Returns the manifest written (``runs``: run -> group, statistic).
+
+    Raises:
+        ValueError: the result's x axis is not ``step`` (event files are indexed by step).
+    """
+    from tensorboard.summary import Writer
+
+    if result.x != "step":
+        raise ValueError("event files need x=step")
+    frame = result.frame
+    stats = statistics(result)
+    groups = list(dict.fromkeys(frame["group"]))
+    folders = group_folders(groups)
+    manifest: dict = {
+        "written_by": "tb-aggregate",
+        "version": __version__,
+        "logdir": logdir,
+        "query": result.attrs()["query"],
+        "groups": {g: list(result.groups.get(g, [])) for g in groups},
+        "runs": {},
+    }
+    total, done = len(groups) * len(stats), 0
+    for group, rows in frame.groupby("group", sort=False):
+        tags = rows["tag"].to_numpy()
+        steps = rows["step"].to_numpy(np.int64)
+        walls = rows["wall_time"].to_numpy(np.float64)
+        for name, column in stats:
+            run = f"{folders[group]}/{safe_component(name)}"
+            values = rows[column].to_numpy(np.float64)
+            keep = np.isfinite(values)
+            done += 1
+            if keep.any():  # e.g. the std of a group of one run has no value: no empty run for it
+                _write_run(Writer(os.path.join(folder, *run.split("/"))), tags, steps, walls, values, keep)
+                manifest["runs"][run] = {"group": group, "statistic": name}
+            if on_run is not None:
+                on_run(done, total)
+    with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1, default=str)
+    return manifest
+
+
+def _write_run(writer, tags, steps, walls, values, keep) -> None:
+    try:
+        for tag, step, wall, value in zip(tags[keep], steps[keep], walls[keep], values[keep]):
+            # A step without a known wall time (not seen with real runs) gets the writer's clock.
+            when = float(wall) if np.isfinite(wall) else None
+            writer.add_scalar(str(tag), value, int(step), wall_time=when)
+    finally:
+        writer.close()
