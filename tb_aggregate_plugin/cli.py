@@ -206,12 +206,19 @@ def build_parser() -> argparse.ArgumentParser:
 def query_from_args(args: argparse.Namespace) -> Query:
     """The Query of the given engine options (validated by Query; an error names the flag)."""
     given = {name: getattr(args, name) for name in QUERY_OPTIONS if hasattr(args, name)}
-    try:
-        return Query.from_mapping(given)
-    except OptionError as exc:
-        flag = "--" + exc.option.replace("_", "-")
-        message = str(exc)[len(exc.option) + 2 :] if str(exc).startswith(exc.option + ": ") else str(exc)
-        raise UsageError(f"{flag}: {message}") from None
+    return Query.from_mapping(given)
+
+
+def _flag_message(exc: OptionError) -> str:
+    """An OptionError's message, the option spelled as its flag: ``--group-by: ...``."""
+    text = str(exc)
+    prefix = exc.option + ": "
+    return (
+        "--"
+        + exc.option.replace("_", "-")
+        + ": "
+        + (text[len(prefix) :] if text.startswith(prefix) else text)
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -221,6 +228,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
     except UsageError as exc:
         _say(f"{PROG}: error: {exc}")
+        return EXIT_USAGE
+    except OptionError as exc:  # from the Query, or a regex too slow on these names while computing
+        _say(f"{PROG}: error: {_flag_message(exc)}")
         return EXIT_USAGE
     except Failure as exc:
         _say(f"{PROG}: error: {exc}")
@@ -331,7 +341,10 @@ def _compute(args, query: Query, progress: Progress):
     with _opened(args, query) as (source, loader):
         listing = source.list_scalars()
         if not listing:
-            raise Failure(f"cannot read {args.logdir}: no TensorBoard runs with scalars in it")
+            skipped = [f"; {run or '.'}: {why}" for run, why in sorted(source.problems().items())][:1]
+            raise Failure(
+                f"cannot read {args.logdir}: no TensorBoard runs with scalars in it{''.join(skipped)}"
+            )
         series = sum(len(tags) for tags in listing.values())
         progress.stage(f"reducing: {_n(len(listing), 'run')}, {_n(series, 'series')} ({loader} loader)")
         result = compute(source, query)
@@ -375,6 +388,8 @@ def _list(args, query: Query) -> int:
     print()
     _print_columns([("tag", "runs")] + [(t, str(n)) for t, n in tag_runs.items()])
     print()
+    for run, why in sorted(info.get("skipped", {}).items()):
+        print(_shown(f"skipped in {run or '.'}: {why}"))
     if info["hparams"]:
         print(_shown("hparams (for --group-by hparam:NAME): " + ", ".join(info["hparams"])))
     print(

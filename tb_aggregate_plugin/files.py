@@ -129,7 +129,7 @@ def check_target(
 
 
 def _temp_prefix(path: str) -> str:
-    return f".{os.path.basename(path)}.tb-aggregate-"
+    return f".{os.path.basename(os.path.abspath(path))}.tb-aggregate-"  # abspath: "out/" is "out"
 
 
 def _folder_of(path: str) -> str:
@@ -194,6 +194,7 @@ def atomic_dir(
     ``replaceable(path)`` says it is a previous output (a whole folder is never removed on a guess).
     """
     check_target(path, force=force, folder=True, replaceable=replaceable)
+    path = os.path.abspath(path)
     temp = tempfile.mkdtemp(prefix=_temp_prefix(path), suffix=".tmp", dir=_folder_of(path))
     try:
         yield temp

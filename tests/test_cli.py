@@ -359,9 +359,14 @@ def test_read_and_write_failures_exit_1_with_path_and_reason(sweep, tmp_path):
     proc = cli(tmp_path / "missing", "-o", tmp_path / "a.csv", check=1)
     assert proc.stderr == f"tb-aggregate: error: cannot read {tmp_path / 'missing'}: no such folder\n"
 
-    (tmp_path / "empty").mkdir()
-    proc = cli(tmp_path / "empty", "-o", tmp_path / "a.csv", check=1)
-    assert "cannot read" in proc.stderr and "no TensorBoard runs" in proc.stderr
+    broken = tmp_path / "broken" / "run"
+    broken.mkdir(parents=True)
+    (broken / "events.out.tfevents.1.host").write_bytes(b"not event data")
+    proc = cli(tmp_path / "broken", "-o", tmp_path / "a.csv", check=1)
+    assert proc.stderr.startswith(
+        f"tb-aggregate: error: cannot read {tmp_path / 'broken'}: no TensorBoard runs"
+    )
+    assert "run: events.out.tfevents.1.host" in proc.stderr and len(proc.stderr.splitlines()) == 1
 
     blocker = tmp_path / "file"
     blocker.write_text("")
