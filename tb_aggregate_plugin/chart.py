@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import Result
+from .engine import Block, Result
 from .export import json_values
 
 DEFAULT_MAX_POINTS = 2000
@@ -21,6 +21,27 @@ def thin_indices(length: int, max_points: int, keep: np.ndarray | None = None) -
     return picks
 
 
+def group_notes(block: Block, members: list[str], min_runs: int = 1) -> list[str]:
+    """Plain-language notes for one group's curve: alignment used and what was left out."""
+    if block.alignment == "exact":
+        notes = ["aligned exactly: every run's value at its own step"]
+    else:
+        notes = ["interpolated onto the union of the runs' steps, each run only inside its first..last step"]
+    absent = [r for r in members if r not in block.runs]
+    if absent:
+        notes.append(f"{len(absent)} run(s) of the group have no points for this tag: {', '.join(absent)}")
+    for run, count in sorted(block.nonfinite.items()):
+        if count:
+            notes.append(f"{count} NaN/inf value(s) of run {run!r} left out")
+    if min_runs > 1:
+        notes.append(f"points backed by fewer than {min_runs} runs are left out (min_runs)")
+    if block.downsampled:
+        notes.append(
+            f"{len(block.downsampled)} run(s) came back at TensorBoard's sample limit and may be downsampled"
+        )
+    return notes
+
+
 def chart(
     result: Result, tag: str, *, max_points: int = DEFAULT_MAX_POINTS, include_runs: bool = False
 ) -> dict:
@@ -34,10 +55,11 @@ def chart(
         changes = np.flatnonzero(np.diff(n)) + 1 if len(n) > 1 else None
         pick = thin_indices(len(rows), max_points, changes)
         rows = rows.iloc[pick]
+        members = result.groups.get(block.group, block.runs)
         entry = {
             "group": block.group,
             "runs": block.runs,
-            "size": len(result.groups.get(block.group, block.runs)),
+            "size": len(members),
             "alignment": block.alignment,
             "nonfinite": {r: c for r, c in block.nonfinite.items() if c},
             "downsampled": block.downsampled,
@@ -46,12 +68,15 @@ def chart(
             "lo": json_values(rows["band_lo"]),
             "hi": json_values(rows["band_hi"]),
             "n": json_values(rows["n"]),
+            "notes": group_notes(block, members, result.query.min_runs),
         }
         if include_runs and block.aligned is not None:
             aligned = block.aligned
             take = thin_indices(len(aligned.grid), max_points)
+            grid = aligned.grid[take]
+            xs = json_values(grid.astype(np.int64) if x == "step" else grid)  # steps as integers, like "x"
             entry["individual"] = [
-                {"run": run, "x": json_values(aligned.grid[take]), "y": json_values(aligned.values[i, take])}
+                {"run": run, "x": xs, "y": json_values(aligned.values[i, take])}
                 for i, run in enumerate(block.runs)
             ]
         groups.append(entry)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -27,9 +29,13 @@ def _with_inert_names(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def to_csv(table: pd.DataFrame) -> bytes:
-    """CSV that ``pd.read_csv`` loads back exactly: floats in shortest round-trip form, NaN empty."""
+    """CSV that ``pd.read_csv`` loads back exactly: floats in shortest round-trip form, NaN empty.
+
+    Rows end with CRLF (RFC 4180): the csv writer quotes a field holding any character of the line
+    terminator, so a name with a bare CR (a legal tag or folder name) stays one cell, not a new row.
+    """
     buffer = io.StringIO()
-    _with_inert_names(table).to_csv(buffer, index=False, lineterminator="\n")
+    _with_inert_names(table).to_csv(buffer, index=False, lineterminator="\r\n")
     return buffer.getvalue().encode("utf-8")
 
 
@@ -53,3 +59,16 @@ def to_json(table: pd.DataFrame, meta: dict | None = None) -> bytes:
     """``{"meta": ..., "rows": [...]}`` with round-trip floats and names made inert."""
     payload = {"meta": meta or {}, "rows": to_records(_with_inert_names(table))}
     return json.dumps(payload, allow_nan=False, default=str).encode("utf-8")
+
+
+def download_name(tag: str | None, fmt: str, when: datetime.datetime | None = None) -> str:
+    """``aggregate-<tag or all>-<UTC timestamp>.<fmt>``; the tag reduced to characters safe in a file name."""
+    when = when or datetime.datetime.now(datetime.timezone.utc)
+    stamp = when.astimezone(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", tag or "all").strip("._-") or "tag"
+    return f"aggregate-{name}-{stamp}.{fmt}"
+
+
+def content_disposition(tag: str | None, fmt: str) -> str:
+    """The ``Content-Disposition`` header value that makes a browser save the export as a file."""
+    return f'attachment; filename="{download_name(tag, fmt)}"'

@@ -6,10 +6,10 @@ result. No statistics here. User mistakes answer 400 (bad option) or 404 (unknow
 
 from __future__ import annotations
 
-import datetime
+import collections
+import gzip
 import logging
 import os
-import re
 import threading
 
 import numpy as np
@@ -28,6 +28,9 @@ from .source import Source
 logger = logging.getLogger(__name__)
 
 PLUGIN_NAME = "aggregate"
+STATIC_PREFIX = f"/data/plugin/{PLUGIN_NAME}/static/"
+# Sources (each with its own bounded cache) kept at once; a local TensorBoard has one experiment.
+MAX_SOURCES = 4
 # TensorBoard keeps this many points per scalar series unless told otherwise.
 DEFAULT_SCALAR_SAMPLES = 1000
 _ROUTE_PARAMS = {
@@ -36,6 +39,12 @@ _ROUTE_PARAMS = {
     "/export": ("tag", "format"),
     "/summary": ("compare_tag", "compare_a", "compare_b"),
 }
+PLOTLY = "plotly.min.js"
+PLOTLY_CACHE_SECONDS = 86400
+DOWNSAMPLED_WARNING = (
+    "some series came back at TensorBoard's sample limit and may be downsampled; "
+    "start TensorBoard with --samples_per_plugin scalars=0 for full resolution"
+)
 _CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".svg": "image/svg+xml"}
 
 
@@ -67,7 +76,9 @@ def _route(handler):
 
 
 def _plain(request, message: str, code: int):
-    return http_util.Respond(request, message.replace("\n", " ") + "\n", "text/plain", code=code)
+    """One line of plain text: control characters a user typed (CR, LF, ...) never split it."""
+    line = "".join(c if c.isprintable() else " " for c in message)
+    return http_util.Respond(request, line + "\n", "text/plain", code=code)
 
 
 def _flag(request, name: str) -> bool:
@@ -102,9 +113,10 @@ class AggregatePlugin(base_plugin.TBPlugin):
         if flags is not None and getattr(flags, "samples_per_plugin", None):
             limit = flags.samples_per_plugin.get(scalar_metadata.PLUGIN_NAME, DEFAULT_SCALAR_SAMPLES)
         self._sample_limit = limit or None  # 0 means "keep all"
-        self._sources: dict[str, Source] = {}
+        self._sources: collections.OrderedDict[str, Source] = collections.OrderedDict()
         self._lock = threading.Lock()
         self._static = _static_files()
+        self._gzipped: dict[str, bytes] = {}  # large static files, compressed once
 
     # -- TensorBoard plugin interface ---------------------------------------------------------
 
@@ -140,6 +152,10 @@ class AggregatePlugin(base_plugin.TBPlugin):
                     ctx=tb_context.from_environ(request.environ),
                 )
                 self._sources[experiment] = source
+                # Any path can name an experiment: keep a few, so memory stays bounded.
+                while len(self._sources) > MAX_SOURCES:
+                    self._sources.popitem(last=False)
+            self._sources.move_to_end(experiment)
             return source
 
     @staticmethod
@@ -166,11 +182,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
         include_runs = _flag(request, "include_runs")
         result = engine.run(query, self._source(request), tag=tag, keep_runs=include_runs)
         payload = chart.chart(result, tag, max_points=max_points, include_runs=include_runs)
-        if payload["downsampled"]:
-            payload["notes"].append(
-                f"TensorBoard keeps {self._sample_limit} points per series by default, so these curves "
-                "may be downsampled: restart it with --samples_per_plugin scalars=0 for full resolution"
-            )
+        payload["sample_limit"] = self._sample_limit  # the engine's notes say when it may have bitten
         return http_util.Respond(request, payload, "application/json")
 
     @_route
@@ -186,10 +198,11 @@ class AggregatePlugin(base_plugin.TBPlugin):
             body, content_type = export.to_csv(table), "text/csv"
         else:
             body, content_type = export.to_json(table, result.attrs()), "application/json"
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        name = re.sub(r"[^A-Za-z0-9._-]+", "_", tag or "all").strip("._") or "tag"
-        disposition = f'attachment; filename="aggregate-{name}-{stamp}.{fmt}"'
-        return http_util.Respond(request, body, content_type, headers=[("Content-Disposition", disposition)])
+        headers = [("Content-Disposition", export.content_disposition(tag, fmt))]
+        if any(b.downsampled for b in result.blocks):
+            # A CSV has no room for notes: say it in a header (the JSON's meta.notes says it too).
+            headers.append(("X-Aggregate-Warning", DOWNSAMPLED_WARNING))
+        return http_util.Respond(request, body, content_type, headers=headers)
 
     @_route
     def _serve_summary(self, request):
@@ -202,6 +215,9 @@ class AggregatePlugin(base_plugin.TBPlugin):
             "notes": result.notes(),
         }
         a, b = request.args.get("compare_a"), request.args.get("compare_b")
+        if bool(a) != bool(b):
+            missing = "compare_b" if a else "compare_a"
+            raise OptionError(missing, "is required with compare_a and compare_b: the two groups to compare")
         if a and b:
             compare_tag = request.args.get("compare_tag") or (result.tags[0] if result.tags else "")
             if compare_tag not in result.tags:
@@ -214,16 +230,26 @@ class AggregatePlugin(base_plugin.TBPlugin):
 
     @wrappers.Request.application
     def _serve_static(self, request):
-        # Only files listed at start-up are served: a name with "..", "/", "%2F" or a drive never matches.
-        name = request.path.rsplit("/static/", 1)[-1]
-        path = self._static.get(name)
-        if path is None:
+        # Only the plain file names listed at start-up are served: the path is decoded before this
+        # lookup, so a name with "..", "/", "%2F", "\\" or a drive letter is simply not in the table.
+        path = request.path
+        name = path[len(STATIC_PREFIX) :] if path.startswith(STATIC_PREFIX) else None
+        file_path = self._static.get(name) if name else None
+        if file_path is None:
             return _plain(request, "not found", 404)
-        with open(path, "rb") as f:
-            body = f.read()
         content_type = _CONTENT_TYPES.get(os.path.splitext(name)[1], "application/octet-stream")
-        expires = 86400 if name == "plotly.min.js" else 0
-        return http_util.Respond(request, body, content_type, expires=expires)
+        if name == PLOTLY:
+            # 4.6 MB: compress it once (Respond unpacks it for a client without gzip); browsers cache it.
+            body = self._gzipped.get(name)
+            if body is None:
+                with open(file_path, "rb") as f:
+                    body = self._gzipped[name] = gzip.compress(f.read(), compresslevel=6, mtime=0)
+            return http_util.Respond(
+                request, body, content_type, expires=PLOTLY_CACHE_SECONDS, content_encoding="gzip"
+            )
+        with open(file_path, "rb") as f:
+            body = f.read()
+        return http_util.Respond(request, body, content_type)
 
 
 def _static_files() -> dict[str, str]:
@@ -242,7 +268,7 @@ def _static_files() -> dict[str, str]:
 
         bundled = os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js")
         if os.path.isfile(bundled):
-            files["plotly.min.js"] = bundled
+            files[PLOTLY] = bundled
     except ImportError:
         pass
     return files
