@@ -207,6 +207,10 @@ class AggregatePlugin(base_plugin.TBPlugin):
     @_route
     def _serve_summary(self, request):
         query = self._query(request, "/summary")
+        a, b = request.args.get("compare_a"), request.args.get("compare_b")
+        if bool(a) != bool(b):
+            given, missing = ("compare_a", "compare_b") if a else ("compare_b", "compare_a")
+            raise OptionError(missing, f"is required with {given}: a comparison needs two groups")
         result = engine.run(query, self._source(request))
         table = engine.summary(result)
         payload = {
@@ -214,10 +218,6 @@ class AggregatePlugin(base_plugin.TBPlugin):
             "rows": export.to_records(table) if len(table) else [],
             "notes": result.notes(),
         }
-        a, b = request.args.get("compare_a"), request.args.get("compare_b")
-        if bool(a) != bool(b):
-            missing = "compare_b" if a else "compare_a"
-            raise OptionError(missing, "is required with compare_a and compare_b: the two groups to compare")
         if a and b:
             compare_tag = request.args.get("compare_tag") or (result.tags[0] if result.tags else "")
             if compare_tag not in result.tags:

@@ -445,10 +445,24 @@ def _assert_same_table(csv_bytes: bytes, expected: pd.DataFrame) -> None:
             np.testing.assert_array_equal(cells, expected[column].to_numpy(float), err_msg=column)
 
 
+# What the tab sends for its download link when nothing was changed (frontend/state.js DEFAULTS).
+TAB_DEFAULTS = {
+    "runs": "",
+    "tags": "",
+    "group_by": "auto",
+    "center": "mean",
+    "band": "std",
+    "smoothing": "0",
+    "x": "step",
+    "min_runs": "1",
+    "format": "csv",
+}
+
+
 def test_export_csv_from_defaults_equals_engine(main):
     base, logdir, _ = main
     before = pd.Timestamp.now(tz="UTC").floor("s")
-    response = get(base, "/export")
+    response = get(base, "/export", **TAB_DEFAULTS)
     after = pd.Timestamp.now(tz="UTC")
     assert response.status_code == 200, response.text
     assert response.headers["Content-Type"].startswith("text/csv")
@@ -460,6 +474,7 @@ def test_export_csv_from_defaults_equals_engine(main):
     assert before <= stamp <= after
     assert "X-Aggregate-Warning" not in response.headers
     _assert_same_table(response.content, _engine_table(logdir))
+    assert get(base, "/export").content == response.content  # no options at all: the same defaults
 
 
 def test_export_one_tag_with_options_equals_engine(main):
