@@ -165,15 +165,14 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         metavar="OUT",
-        help="file (format by extension) or, with --format tb, "
-        "a folder; must not be inside LOGDIR. Example: -o curves.csv",
+        help="file (format by extension) or, with --format tb, a folder; must not be inside LOGDIR. "
+        "Example: -o curves.csv",
     )
     out.add_argument(
         "--format",
         choices=files.FILE_FORMATS + ("tb",),
-        help="write this format whatever "
-        "OUT's extension; tb: one TensorBoard run per group and statistic, e.g. "
-        "OUT/<group>/mean, OUT/<group>/mean+std. Example: --format tb",
+        help="write this format whatever OUT's extension; tb: one TensorBoard run per group and "
+        "statistic, e.g. OUT/<group>/mean, OUT/<group>/mean+std. Example: --format tb",
     )
     out.add_argument(
         "--force",
@@ -183,16 +182,16 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument(
         "--list",
         action="store_true",
-        help="print the runs, their groups and the tags, "
-        "without computing or writing anything. Example: --list --group-by hparam:lr",
+        help="print the runs, their groups and the tags, without computing or writing anything. "
+        "Example: --list --group-by hparam:lr",
     )
     out.add_argument("-q", "--quiet", action="store_true", help="no progress display, notes or summary line")
     out.add_argument(
         "--loader",
         choices=("auto", "rust", "python"),
         default="auto",
-        help="how to read the logdir: rust (TensorBoard's data server), python (its "
-        "multiplexer), auto: rust when installed (default: auto)",
+        help="how to read the logdir: rust (TensorBoard's data server), python (its multiplexer), "
+        "auto: rust when installed (default: auto)",
     )
     out.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     engine = parser.add_argument_group("aggregation (the same options as the Aggregate tab)")
