@@ -251,6 +251,9 @@ export class ChartGrid {
       await Plotly.react(card.plot, figure.data, figure.layout, PLOT_CONFIG);
     }
     const drawn = performance.now();
+    // What is on screen, for anyone checking the page (and the browser tests): the request drawn and how often.
+    card.plot.dataset.url = url;
+    card.plot.dataset.draws = String(Number(card.plot.dataset.draws || 0) + 1);
     performance.measure(`aggregate:draw:${card.tag}`, { start: arrived, end: drawn });
     if (cycle) {
       cycle.lastDrawn = drawn;

@@ -4,7 +4,7 @@
 import { clear, debounce, el } from "./dom.js";
 
 const GROUP_MODES = [
-  ["auto", "auto (parent folder or hparams)"],
+  ["auto", "auto (name without seed / run index)"],
   ["parent", "parent folder"],
   ["regex", "regex capture"],
   ["hparam", "hparams"],

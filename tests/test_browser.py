@@ -1,0 +1,437 @@
+"""The Aggregate tab in real headless Chromium against a real ``tensorboard`` on demo_logs/.
+
+Expected numbers come from the raw event values (tests/rawread.py) and numpy/scipy, never from the
+code under test. Everything waits for a state to be reached; nothing asserts on time.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+import requests
+from browser import Tab, by_role, chromium
+from rawread import read_logdir
+from server import tensorboard
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+
+DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo_logs")
+ENGINE_DEFAULTS = {
+    "runs": "",
+    "tags": "",
+    "group_by": "auto",
+    "center": "mean",
+    "band": "std",
+    "smoothing": "0",
+    "x": "step",
+    "min_runs": "1",
+}
+
+
+@pytest.fixture(scope="module")
+def base():
+    with tensorboard(DEMO) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def raw():
+    return read_logdir(DEMO)
+
+
+@pytest.fixture
+def open_tab(browser, base):
+    """Open TensorBoard on #aggregate (optionally with settings in the hash); no dialog may open."""
+    tabs = []
+
+    def _open(state=None, viewport=(1400, 900)):
+        tab = Tab(browser, base, state, viewport)
+        tabs.append(tab)
+        return tab
+
+    yield _open
+    for tab in tabs:
+        assert tab.dialogs == [], f"a dialog opened: {tab.dialogs}"
+        assert tab.errors == [], f"uncaught errors in the page: {tab.errors}"
+        tab.close()
+
+
+# -- independent expectations ---------------------------------------------------------------------
+
+
+def group_matrix(raw, group: str, tag: str) -> tuple[np.ndarray, np.ndarray]:
+    """Steps and a runs x steps matrix of raw values, for a group whose runs share their steps."""
+    runs = sorted(r for r in raw if r.startswith(group + "/"))
+    series = [raw[r][tag] for r in runs]
+    steps = [s for s, _, _ in series[0]]
+    assert all([s for s, _, _ in one] == steps for one in series), "runs do not share steps"
+    return np.array(steps, dtype=float), np.array([[v for _, _, v in one] for one in series])
+
+
+def tb_smooth(values: np.ndarray, weight: float) -> np.ndarray:
+    """TensorBoard's debiased exponential moving average, written out here for the expectation."""
+    out, last, count = [], 0.0, 0
+    for v in values:
+        if not math.isfinite(v):
+            out.append(v)
+            continue
+        last = last * weight + (1 - weight) * v
+        count += 1
+        out.append(last / (1 - weight**count))
+    return np.array(out)
+
+
+def arr(values) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+def fill_alpha(color: str) -> float:
+    match = re.match(r"rgba\(\s*[\d.]+,\s*[\d.]+,\s*[\d.]+,\s*([\d.]+)\s*\)", color or "")
+    return float(match.group(1)) if match else 1.0
+
+
+# -- drawing ---------------------------------------------------------------------------------------
+
+
+def test_every_tag_has_one_line_and_one_visible_band_per_group(open_tab, raw):
+    tab = open_tab()
+    tags = sorted({t for run in raw.values() for t in run})
+    groups = sorted({r.split("/")[0] for r in raw})
+    for tag in tags:
+        figure = tab.wait_drawn(tag, band="std")
+        centers, los, his = by_role(figure, "center"), by_role(figure, "band_lo"), by_role(figure, "band_hi")
+        assert sorted(centers) == groups, tag
+        for group in groups:
+            assert len(centers[group]) == 1 and len(los[group]) == 1 and len(his[group]) == 1, (tag, group)
+            center, lo, hi = centers[group][0], los[group][0], his[group][0]
+            assert center["visible"] is True and np.isfinite(arr(center["y"])).sum() >= 2
+            # The band is the area between lo and hi: hi fills down to the trace right before it, lo.
+            traces = figure["traces"]
+            assert hi["fill"] == "tonexty" and traces.index(hi) == traces.index(lo) + 1
+            assert hi["visible"] is True and fill_alpha(hi["fillcolor"]) > 0
+            assert np.nanmax(arr(hi["y"]) - arr(lo["y"])) > 0, f"{tag} {group}: the band has no area"
+    # Cards sit in sections by tag prefix, like TensorBoard's scalars.
+    sections = tab.frame.evaluate(
+        "() => [...document.querySelectorAll('.tag-section')].map(s => "
+        "[s.dataset.prefix, [...s.querySelectorAll('.card')].map(c => c.dataset.tag)])"
+    )
+    assert sections == [["train", ["train/accuracy", "train/loss"]], ["val", ["val/accuracy", "val/loss"]]]
+
+
+def test_drawn_numbers_are_the_raw_mean_and_std_and_fewer_runs_show_dashed(open_tab, raw):
+    tab = open_tab()
+    figure = tab.wait_drawn("train/loss")
+    steps, values = group_matrix(raw, "lr=0.01", "train/loss")
+    hover = by_role(figure, "hover")["lr=0.01"][0]
+    np.testing.assert_array_equal(arr(hover["x"]), steps)
+    mean, std = values.mean(axis=0), values.std(axis=0, ddof=1)
+    np.testing.assert_allclose(arr(hover["y"]), mean, rtol=1e-7)
+    np.testing.assert_allclose(arr(by_role(figure, "band_lo")["lr=0.01"][0]["y"]), mean - std, rtol=1e-7)
+    np.testing.assert_allclose(arr(by_role(figure, "band_hi")["lr=0.01"][0]["y"]), mean + std, rtol=1e-7)
+    assert "lr=0.01" not in by_role(figure, "center_partial")  # every run reaches every step
+
+    # lr=0.03/seed_4 stopped early: after its last step the line is dashed, and says n=4 of 5.
+    last = max(s for s, _, _ in raw["lr=0.03/seed_4"]["train/loss"])
+    end = max(s for s, _, _ in raw["lr=0.03/seed_0"]["train/loss"])
+    solid = by_role(figure, "center")["lr=0.03"][0]
+    dashed = by_role(figure, "center_partial")["lr=0.03"][0]
+    solid_x = [x for x, y in zip(solid["x"], solid["y"]) if y is not None]
+    dashed_x = [x for x, y in zip(dashed["x"], dashed["y"]) if y is not None]
+    assert max(solid_x) == last and min(dashed_x) == last and max(dashed_x) == end
+    assert dashed["dash"] == "dash" and solid["dash"] == "solid"
+    coverage = {
+        x: (cd[1], cd[2])
+        for x, cd in zip(
+            by_role(figure, "hover")["lr=0.03"][0]["x"], by_role(figure, "hover")["lr=0.03"][0]["customdata"]
+        )
+    }
+    assert all(coverage[x] == (4, 5) for x in dashed_x if x > last)
+    assert all(coverage[x] == (5, 5) for x in solid_x)
+
+
+def test_hover_names_step_center_band_and_n_per_group(open_tab, raw):
+    tab = open_tab()
+    tab.wait_drawn("train/loss")
+    step = 300
+    text = tab.hover("train/loss", step)
+    _, values = group_matrix(raw, "lr=0.01", "train/loss")
+    steps = [s for s, _, _ in raw["lr=0.01/seed_0"]["train/loss"]]
+    i = steps.index(step)
+    mean, std = values[:, i].mean(), values[:, i].std(ddof=1)
+    assert str(step) in text
+    assert f"{mean:.4g}" in text and f"[{mean - std:.4g}, {mean + std:.4g}]" in text
+    assert "n=5/5" in text and "n=4/5" in text and "fewer runs" in text
+
+
+def test_offscreen_cards_are_drawn_when_scrolled_into_view(open_tab):
+    # One card per row and a short window: the val/ cards start well below the fold.
+    tab = open_tab(viewport=(900, 420))
+    tab.wait_drawn("train/accuracy")
+    tab.frame.wait_for_function("() => Number(document.documentElement.dataset.aggregateCycles) >= 1")
+    assert tab.figure("val/loss")["draws"] == 0
+    figure = tab.wait_drawn("val/loss")
+    assert figure["draws"] == 1 and by_role(figure, "center")
+
+
+# -- controls ---------------------------------------------------------------------------------------
+
+
+def test_controls_change_what_is_drawn_and_the_hash(open_tab, raw):
+    tab = open_tab()
+    steps, values = group_matrix(raw, "lr=0.01", "train/loss")
+    ui = tab.ui
+
+    ui.locator("select[name=band]").select_option("minmax")
+    figure = tab.wait_drawn("train/loss", band="minmax")
+    lo, hi = by_role(figure, "band_lo")["lr=0.01"][0], by_role(figure, "band_hi")["lr=0.01"][0]
+    np.testing.assert_allclose(arr(lo["y"]), values.min(axis=0), rtol=1e-7)
+    np.testing.assert_allclose(arr(hi["y"]), values.max(axis=0), rtol=1e-7)
+    assert tab.hash_state()["band"] == "minmax"
+
+    ui.locator("input[name=smoothing]").fill("0.6")
+    ui.locator("input[name=smoothing]").press("Tab")
+    figure = tab.wait_drawn("train/loss", smoothing="0.6", band="minmax")
+    expected = np.mean([tb_smooth(row, 0.6) for row in values], axis=0)
+    np.testing.assert_allclose(arr(by_role(figure, "hover")["lr=0.01"][0]["y"]), expected, rtol=1e-7)
+    assert tab.hash_state()["smoothing"] == "0.6"
+    assert ui.locator("input[name=smoothing_range]").input_value() == "0.6"
+
+    ui.locator("input[name=x][value=relative]").check()
+    figure = tab.wait_drawn("train/loss", x="relative")
+    assert figure["xaxis"]["title"] == "relative time (s)"
+    walls = np.array([w for _, w, _ in raw["lr=0.01/seed_0"]["train/loss"]])
+    np.testing.assert_allclose(arr(by_role(figure, "hover")["lr=0.01"][0]["x"]), walls - walls[0])
+    assert tab.hash_state()["x"] == "relative"
+    ui.locator("input[name=x][value=wall]").check()
+    figure = tab.wait_drawn("train/loss", x="wall")
+    assert figure["xaxis"]["type"] == "date" and tab.hash_state()["x"] == "wall"
+    ui.locator("input[name=x][value=step]").check()
+    tab.wait_drawn("train/loss", x="step")
+    assert "x" not in tab.hash_state()  # defaults are left out of the URL
+
+    ui.locator("select[name=group_mode]").select_option("none")
+    figure = tab.wait_drawn("train/loss", group_by="none")
+    hover = by_role(figure, "hover")
+    assert len(hover) == 1 and next(iter(hover.values()))[0]["customdata"][0][2] == len(raw)
+    assert tab.hash_state()["group_by"] == "none"
+
+    ui.locator("select[name=group_mode]").select_option("regex")
+    ui.locator("input[name=group_regex]").fill(r"seed_(\d)")
+    ui.locator("input[name=group_regex]").press("Enter")
+    figure = tab.wait_drawn("train/loss", group_by=r"regex:seed_(\d)")
+    assert sorted(by_role(figure, "center")) == ["0", "1", "2", "3", "4"]
+    assert tab.hash_state()["group_by"] == r"regex:seed_(\d)"
+    # The panel lists the matching runs under their group.
+    listed = tab.frame.evaluate(
+        "() => [...document.querySelectorAll('.run-group')].map(g => [g.querySelector('.group-name')"
+        ".textContent, [...g.querySelectorAll('li')].map(li => li.textContent)])"
+    )
+    assert dict(listed)["3"] == ["lr=0.01/seed_3", "lr=0.03/seed_3", "lr=0.1/seed_3"]
+
+    ui.locator("select[name=group_mode]").select_option("hparam")
+    assert sorted(ui.locator("input[name=hparam]").evaluate_all("els => els.map(e => e.value)")) == [
+        "lr",
+        "optimizer",
+        "seed",
+    ]
+    ui.locator("input[name=hparam][value=lr]").check()
+    figure = tab.wait_drawn("train/loss", group_by="hparam:lr")
+    assert len(by_role(figure, "center")) == 3
+    assert tab.hash_state()["group_by"] == "hparam:lr"
+
+    draws = figure["draws"]
+    ui.locator("input[name=log_y]").check()
+    tab.frame.wait_for_function(
+        "() => [...document.querySelectorAll('.card')].find(c => c.dataset.tag === 'train/loss')"
+        ".querySelector('.plot')._fullLayout.yaxis.type === 'log'"
+    )
+    assert tab.hash_state()["log_y"] == "1"
+    assert tab.figure("train/loss")["draws"] == draws  # the look changed, nothing was fetched again
+
+    ui.locator("input[name=show_runs]").check()
+    figure = tab.wait_drawn("train/loss", include_runs="1")
+    runs = by_role(figure, "run")
+    assert sorted(len(v) for v in runs.values()) == [5, 5, 5]
+    assert tab.hash_state()["show_runs"] == "1"
+
+
+def test_reload_restores_the_settings_from_the_hash(open_tab):
+    tab = open_tab()
+    tab.wait_drawn("val/loss")
+    tab.ui.locator("select[name=band]").select_option("sem")
+    tab.ui.locator("select[name=center]").select_option("median")
+    tab.ui.locator("input[name=smoothing]").fill("0.3")
+    tab.ui.locator("input[name=smoothing]").press("Tab")
+    tab.ui.locator("input[name=tags]").fill("loss")
+    tab.ui.locator("input[name=tags]").press("Enter")
+    tab.ui.locator("input[name=log_y]").check()
+    settings = {"band": "sem", "center": "median", "smoothing": "0.3", "tags": "loss"}
+    tab.wait_drawn("val/loss", **settings)
+    assert tab.hash_state() == {**settings, "log_y": "1"}
+
+    tab.reload()
+    figure = tab.wait_drawn("val/loss", **settings)
+    assert figure["yaxis"]["type"] == "log"
+    assert sorted(tab.card_tags()) == ["train/loss", "val/loss"]
+    ui = tab.ui
+    assert ui.locator("select[name=band]").input_value() == "sem"
+    assert ui.locator("select[name=center]").input_value() == "median"
+    assert ui.locator("input[name=smoothing]").input_value() == "0.3"
+    assert ui.locator("input[name=tags]").input_value() == "loss"
+    assert ui.locator("input[name=log_y]").is_checked()
+
+
+# -- export -----------------------------------------------------------------------------------------
+
+
+def test_download_all_and_card_csv_equal_export(open_tab, base):
+    settings = {"band": "sem", "smoothing": "0.25", "group_by": "hparam:lr"}
+    tab = open_tab(settings)
+    tab.wait_drawn("val/loss", **settings)
+    expected_params = {**ENGINE_DEFAULTS, **settings, "format": "csv"}
+    export = f"{base}/data/plugin/aggregate/export"
+
+    with tab.page.expect_download() as info:
+        tab.ui.locator("[data-role=download-all]").click()
+    download = info.value
+    with open(download.path(), "rb") as f:
+        body = f.read()
+    expected = requests.get(export, params=expected_params, timeout=60)
+    expected.raise_for_status()
+    assert body == expected.content
+    name = download.suggested_filename
+    assert name.startswith("aggregate-all-") and name.endswith(".csv")
+    assert body.startswith(b"tag,group,step") and body.count(b"\n") > 100
+
+    with tab.page.expect_download() as info:
+        tab.ui.locator(".card[data-tag='val/loss'] [data-role=csv]").click()
+    with open(info.value.path(), "rb") as f:
+        card_body = f.read()
+    expected = requests.get(export, params={**expected_params, "tag": "val/loss"}, timeout=60)
+    assert card_body == expected.content
+    assert {line.split(b",")[0] for line in card_body.splitlines()[1:]} == {b"val/loss"}
+
+
+# -- errors and empty states ------------------------------------------------------------------------
+
+
+def test_invalid_regex_shows_an_inline_message(open_tab):
+    tab = open_tab()
+    tab.wait_drawn("train/loss")
+    ui = tab.ui
+    ui.locator("input[name=runs]").fill("lr=(0.1")
+    ui.locator("input[name=runs]").press("Enter")
+    error = ui.locator(".field-error[data-option=runs]")
+    error.wait_for(state="visible")
+    assert "invalid regular expression" in error.inner_text()
+    assert "invalid regular expression" in ui.locator(".banner").inner_text()
+    assert tab.card_tags() == []
+
+    ui.locator("input[name=runs]").fill("lr=0.1")
+    ui.locator("input[name=runs]").press("Enter")
+    error.wait_for(state="hidden")
+    figure = tab.wait_drawn("train/loss", runs="lr=0.1")
+    assert sorted(by_role(figure, "center")) == ["lr=0.1"]
+
+    ui.locator("input[name=tags]").fill("[")
+    ui.locator("input[name=tags]").press("Enter")
+    ui.locator(".field-error[data-option=tags]").wait_for(state="visible")
+    ui.locator("input[name=tags]").fill("")
+    ui.locator("input[name=tags]").press("Enter")
+    tab.wait_drawn("train/loss", tags="")
+
+    ui.locator("select[name=group_mode]").select_option("regex")
+    ui.locator("input[name=group_regex]").fill("seed_(")
+    ui.locator("input[name=group_regex]").press("Enter")
+    group_error = ui.locator(".field-error[data-option=group_by]")
+    group_error.wait_for(state="visible")
+    assert "group_by" in group_error.inner_text()
+
+
+def test_empty_states_say_why(open_tab):
+    tab = open_tab({"runs": "no-such-run"})
+    message = tab.ui.locator(".message")
+    message.wait_for(state="visible")
+    assert "No run matches" in message.inner_text()
+    tab.ui.locator("input[name=runs]").fill("")
+    tab.ui.locator("input[name=tags]").fill("no-such-tag")
+    tab.ui.locator("input[name=tags]").press("Enter")
+    tab.frame.wait_for_function(
+        "() => document.querySelector('.message').textContent.includes('No scalar tag matches')"
+    )
+    assert tab.card_tags() == []
+
+
+# -- summary ----------------------------------------------------------------------------------------
+
+
+def test_summary_table_and_welch_p_value(open_tab, raw):
+    from scipy import stats
+
+    tab = open_tab()
+    tab.wait_drawn("val/loss")
+    rows = tab.ui.locator(".summary-table tbody tr")
+    rows.first.wait_for()
+    assert rows.count() == 4 * 3
+    # lr=0.03/seed_4 stopped early: the final point of lr=0.03 stands on 4 of its 5 runs.
+    row = tab.ui.locator(".summary-table tbody tr[data-tag='val/loss'][data-group='lr=0.03']")
+    cells = row.locator("td").all_inner_texts()
+    assert cells[2] == "5" and cells[5] == "4"
+    assert float(cells[3].split()[0]) == pytest.approx(raw_final_mean(raw, "lr=0.03", "val/loss"), rel=1e-3)
+
+    ui = tab.ui
+    ui.locator("select[name=compare_tag]").select_option("val/loss")
+    ui.locator("select[name=compare_a]").select_option("lr=0.01")
+    ui.locator("select[name=compare_b]").select_option("lr=0.03")
+    tab.frame.wait_for_function(
+        "() => document.querySelector('.p-value') && "
+        "document.querySelector('select[name=compare_b]').value === 'lr=0.03'"
+    )
+    finals = {
+        g: [last_finite(raw[r]["val/loss"]) for r in sorted(raw) if r.startswith(g + "/")]
+        for g in ("lr=0.01", "lr=0.03")
+    }
+    expected = stats.ttest_ind(finals["lr=0.01"], finals["lr=0.03"], equal_var=False).pvalue
+    tab.frame.wait_for_function("() => /n = 5 vs 5/.test(document.querySelector('.p-value').textContent)")
+    text = ui.locator(".p-value").inner_text()
+    shown = float(re.match(r"p = ([0-9.e+-]+)", text).group(1))
+    assert shown == pytest.approx(expected, rel=5e-3)
+    assert tab.hash_state()["compare_tag"] == "val/loss"
+
+
+def last_finite(series) -> float:
+    return [v for _, _, v in series if math.isfinite(v)][-1]
+
+
+def raw_final_mean(raw, group: str, tag: str) -> float:
+    """Mean over the group's runs that reach the group's last step, at that step."""
+    runs = [raw[r][tag] for r in sorted(raw) if r.startswith(group + "/")]
+    end = max(s for one in runs for s, _, _ in one)
+    return float(np.mean([v for one in runs for s, _, v in one if s == end]))
+
+
+# -- refresh ----------------------------------------------------------------------------------------
+
+
+def test_reload_without_new_data_redraws_nothing(open_tab):
+    tab = open_tab()
+    draws = tab.wait_drawn("train/loss")["draws"]
+    tab.frame.wait_for_function("() => Number(document.documentElement.dataset.aggregateCycles) >= 1")
+    before = tab.cycles()
+    tab.ui.get_by_role("button", name="Reload").click()
+    tab.frame.wait_for_function(
+        "(n) => Number(document.documentElement.dataset.aggregateCycles) > n", arg=before
+    )
+    last = tab.frame.evaluate("() => window.__aggregateTab.cycles.at(-1)")
+    assert last["drawn"] == 0 and last["unchanged"] >= 1
+    assert tab.figure("train/loss")["draws"] == draws
