@@ -12,7 +12,7 @@ import pandas as pd
 
 from .engine import Result, UnknownTagError, run
 from .query import OptionError, Query
-from .source import Source, open_logdir
+from .source import Source, logdir_source
 
 __version__ = "0.1.0"
 __all__ = ["aggregate", "Query", "OptionError", "UnknownTagError", "Result", "compute", "__version__"]
@@ -23,9 +23,8 @@ def compute(source: Any, query: Query, *, loader: str = "auto", experiment_id: s
     if isinstance(source, Source):
         return run(query, source)
     if isinstance(source, str) or hasattr(source, "__fspath__"):
-        keep_repeats = query.dup_steps != "last"
-        with open_logdir(str(source), loader=loader, keep_repeated_steps=keep_repeats) as loaded:
-            return run(query, Source(loaded.provider, logdir=str(source)))
+        with logdir_source(str(source), dup_steps=query.dup_steps, loader=loader) as (opened, _):
+            return run(query, opened)
     return run(query, Source(source, experiment_id))
 
 

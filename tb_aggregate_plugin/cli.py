@@ -33,7 +33,7 @@ from .query import (
     OptionError,
     Query,
 )
-from .source import Source, open_logdir
+from .source import Source, logdir_source
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 PROG = "tb-aggregate"
@@ -326,12 +326,15 @@ def _main(argv: Sequence[str] | None) -> int:
 @contextlib.contextmanager
 def _opened(args, query: Query) -> Iterator[tuple[_CountingSource, str]]:
     """The logdir opened as ``compute(path, ...)`` opens it (same loader choice); yields (source, loader)."""
-    try:
-        loaded = open_logdir(args.logdir, loader=args.loader, keep_repeated_steps=query.dup_steps != "last")
-    except (OSError, RuntimeError, TimeoutError, ImportError) as exc:
-        raise Failure(f"cannot read {args.logdir}: {_reason(exc)}") from None
-    with loaded:
-        yield _CountingSource(loaded.provider, logdir=args.logdir), loaded.loader
+    with contextlib.ExitStack() as stack:
+        try:
+            opened = logdir_source(
+                args.logdir, dup_steps=query.dup_steps, loader=args.loader, factory=_CountingSource
+            )
+            source, loader = stack.enter_context(opened)
+        except (OSError, RuntimeError, TimeoutError, ImportError) as exc:
+            raise Failure(f"cannot read {args.logdir}: {_reason(exc)}") from None
+        yield source, loader
 
 
 def _compute(args, query: Query, progress: Progress):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -18,7 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 from tensorboard import context as tb_context
@@ -300,6 +301,16 @@ class LoadedLogdir:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def logdir_source(
+    logdir: str, *, dup_steps: str = "last", loader: str = "auto", factory: type[Source] = Source
+) -> Iterator[tuple[Source, str]]:
+    """A :class:`Source` over every point of ``logdir``, loaded as ``dup_steps`` needs; yields
+    ``(source, loader used)`` and stops the loader afterwards. The one way a path is opened."""
+    with open_logdir(logdir, loader=loader, keep_repeated_steps=dup_steps != "last") as loaded:
+        yield factory(loaded.provider, logdir=logdir), loaded.loader
 
 
 def open_logdir(logdir: str, *, loader: str = "auto", keep_repeated_steps: bool = False) -> LoadedLogdir:
