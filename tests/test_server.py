@@ -293,6 +293,11 @@ def test_runs_under_hparam_grouping_and_filters(main):
     assert "lr" in runs["d/seed_0"]["excluded"]
     assert body["unplaced"] == {"d/seed_0": runs["d/seed_0"]["excluded"]}
     assert body["tags"] == ["loss"]
+    # The chart says which runs were left out and why.
+    chart = get_json(base, "/aggregate", tag="loss", group_by="hparam:lr")
+    assert sorted(g["group"] for g in chart["groups"]) == ["lr=0.001", "lr=0.01", "lr=0.1"]
+    assert sorted(chart["unplaced"]) == ["=cmd/seed_0", "=cmd/seed_1", "d/seed_0"]
+    assert any("d/seed_0" in note and "no hparam 'lr'" in note for note in chart["notes"])
 
 
 # -- /aggregate -----------------------------------------------------------------------------------
