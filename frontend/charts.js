@@ -277,5 +277,21 @@ export class ChartGrid {
       }
     }
     for (const note of notes) card.notes.appendChild(el("li", { text: note }));
+    // How each group's curve was made (alignment, what was left out), folded away until asked for.
+    const perGroup = payload.groups.flatMap((g) => (g.notes || []).map((note) => `${g.group}: ${note}`));
+    if (perGroup.length) {
+      card.notes.appendChild(
+        el(
+          "li",
+          { className: "details-item" },
+          el(
+            "details",
+            {},
+            el("summary", { text: "How these curves were made" }),
+            el("ul", {}, perGroup.map((note) => el("li", { text: note }))),
+          ),
+        ),
+      );
+    }
   }
 }

@@ -46,8 +46,12 @@ class App {
     this.refresh("options");
     connectToTensorBoard(() => this.onReloadSignal());
     setInterval(() => {
-      if (!document.hidden && performance.now() - this.lastRefresh > POLL_MS - 5000) this.refresh("poll");
+      if (performance.now() - this.lastRefresh > POLL_MS - 5000) this.poll();
     }, POLL_MS);
+    // Back on this tab after a poll was skipped: catch up at once.
+    new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting) && this.missedPoll) this.poll();
+    }).observe(this.main);
     const win = hashWindow();
     win.addEventListener("hashchange", () => this.onHashChange());
   }
@@ -129,7 +133,15 @@ class App {
   }
 
   onReloadSignal() {
-    if (performance.now() - this.lastRefresh > MIN_GAP_MS) this.refresh("poll");
+    if (performance.now() - this.lastRefresh > MIN_GAP_MS) this.poll();
+  }
+
+  /** Check for new data, unless nobody can see the tab (another TensorBoard tab or browser tab is shown). */
+  poll() {
+    const frame = window.frameElement;
+    const hidden = document.hidden || (frame !== null && frame.offsetParent === null);
+    this.missedPoll = hidden;
+    if (!hidden) this.refresh("poll");
   }
 
   /**

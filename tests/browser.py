@@ -131,7 +131,7 @@ class Tab:
             """([tag, x]) => {
                 const card = [...document.querySelectorAll('.card')].find(c => c.dataset.tag === tag);
                 const gd = card.querySelector('.plot');
-                gd.scrollIntoView({block: 'center'});
+                gd.scrollIntoView({block: 'nearest'});
                 const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
                 const dx = x === null ? box.width / 2 : gd._fullLayout.xaxis.l2p(x);
                 return {x: box.left + dx, y: box.top + box.height / 2};
