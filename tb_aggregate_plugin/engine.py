@@ -92,7 +92,7 @@ class Result:
             if b.downsampled:
                 notes.append(
                     f"{b.tag}: {len(b.downsampled)} run(s) came back at the loader's sample limit and "
-                    "may be downsampled; start TensorBoard with --samples_per_plugin scalars=0"
+                    "may be downsampled; start TensorBoard with --samples_per_plugin scalars=1000000"
                 )
         return notes
 

@@ -43,7 +43,8 @@ PLOTLY = "plotly.min.js"
 PLOTLY_CACHE_SECONDS = 86400
 DOWNSAMPLED_WARNING = (
     "some series came back at TensorBoard's sample limit and may be downsampled; "
-    "start TensorBoard with --samples_per_plugin scalars=0 for full resolution"
+    "start TensorBoard with --samples_per_plugin scalars=1000000 (above the longest series) "
+    "for full resolution"
 )
 _CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".svg": "image/svg+xml"}
 

@@ -763,7 +763,7 @@ def test_downsampled_series_is_flagged(live):
     steps, _, values = raw_series(raw, "long/seed_0", "long")
     at = np.searchsorted(steps, entry["x"])
     close(entry["center"], values[at], "downsampled points are real points")
-    assert any("--samples_per_plugin scalars=0" in note for note in body["notes"])
+    assert any("--samples_per_plugin scalars=1000000" in note for note in body["notes"])
     assert any("downsampled" in note for note in entry["notes"])
 
     short = get_json(base, "/aggregate", tag="short")
@@ -771,7 +771,7 @@ def test_downsampled_series_is_flagged(live):
     assert not any("downsampled" in note for note in short["notes"])
 
     response = get(base, "/export", tag="long")
-    assert "scalars=0" in response.headers["X-Aggregate-Warning"]
+    assert "--samples_per_plugin scalars=" in response.headers["X-Aggregate-Warning"]
     assert "X-Aggregate-Warning" not in get(base, "/export", tag="short").headers
 
 
