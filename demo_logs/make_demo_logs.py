@@ -50,16 +50,19 @@ def write(root: str) -> None:
             writer = Writer(run)
             for tag, (steps, values) in curves(lr, seed).items():
                 values = values.copy()
-                if name == "lr=0.1" and seed == 3:  # diverges: loss explodes, then NaN
+                if name == "lr=0.1" and seed == 3:  # diverges: loss explodes, accuracy collapses, then NaN
                     blow = steps >= 250
                     values[blow] = np.nan
-                    values[(steps >= 230) & ~blow] *= 4.0
+                    values[(steps >= 230) & ~blow] *= 4.0 if tag.endswith("loss") else 0.25
                 if name == "lr=0.03" and seed == 4:  # stopped early (preempted, never resumed)
                     steps, values = steps[steps <= 220], values[steps <= 220]
                 for step, value in zip(steps, values):
                     wall = START + 3600 * seed + 0.5 * step
                     writer.add_scalar(tag, float(value), int(step), wall_time=wall)
             writer.close()
+            # A fixed file name (the writer's holds the time, host and process id).
+            (written,) = [f for f in os.listdir(run) if "tfevents" in f]
+            os.rename(os.path.join(run, written), os.path.join(run, f"events.out.tfevents.{int(START)}.demo"))
             # hparams session info in the run itself, as tensorboard.plugins.hparams writes it
             with open(os.path.join(run, "events.out.tfevents.hparams"), "wb") as f:
                 f.write(_record(hparams_summary.hparams_pb({"lr": lr, "seed": seed, "optimizer": "adam"})))
@@ -67,9 +70,10 @@ def write(root: str) -> None:
 
 def _record(summary) -> bytes:
     """One TFRecord holding an Event with this summary (the event file format)."""
+    import io
+
     from tensorboard.compat.proto import event_pb2
     from tensorboard.summary.writer.record_writer import RecordWriter
-    import io
 
     buffer = io.BytesIO()
     event = event_pb2.Event(wall_time=START, step=0, summary=summary)
