@@ -42,5 +42,9 @@ export async function getText(url, signal) {
 /** GET `url` and parse it as JSON. */
 export async function getJSON(url, signal) {
   const text = await getText(url, signal);
-  return { text, data: JSON.parse(text) };
+  try {
+    return { text, data: JSON.parse(text) };
+  } catch {
+    throw new RequestError(0, "The server sent an answer this page cannot read; try Reload.");
+  }
 }

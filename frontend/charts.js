@@ -31,6 +31,7 @@ export class ChartGrid {
     this.root = root;
     this.hooks = hooks;
     this.cards = new Map();
+    this.byNode = new WeakMap(); // card element -> card, for the observer
     this.sections = new Map();
     this.queue = [];
     this.active = 0;
@@ -84,6 +85,7 @@ export class ChartGrid {
         if (!card) {
           card = this.makeCard(tag);
           this.cards.set(tag, card);
+          this.byNode.set(card.node, card);
           this.observer.observe(card.node);
         }
         section.grid.appendChild(card.node);
@@ -137,22 +139,16 @@ export class ChartGrid {
 
   /** Only the look changed (log scale): redraw what is drawn from the data already here. */
   async redraw() {
-    const Plotly = await loadPlotly();
     for (const card of this.cards.values()) {
       if (!card.payload) continue;
-      if (!card.visible) {
-        card.viewStale = true;
-        continue;
-      }
-      const figure = buildFigure(card.payload, this.hooks.view());
-      await Plotly.react(card.plot, figure.data, figure.layout, PLOT_CONFIG);
-      card.viewStale = false;
+      if (card.visible) await this.redrawCard(card);
+      else card.viewStale = true; // redrawn when it scrolls into view
     }
   }
 
   onIntersect(entries) {
     for (const entry of entries) {
-      const card = [...this.cards.values()].find((c) => c.node === entry.target);
+      const card = this.byNode.get(entry.target);
       if (!card) continue;
       card.observed = true;
       card.visible = entry.isIntersecting;
@@ -163,10 +159,15 @@ export class ChartGrid {
   }
 
   async redrawCard(card) {
-    const Plotly = await loadPlotly();
-    const figure = buildFigure(card.payload, this.hooks.view());
-    await Plotly.react(card.plot, figure.data, figure.layout, PLOT_CONFIG);
     card.viewStale = false;
+    try {
+      const Plotly = await loadPlotly();
+      if (card.plot.querySelector(".card-empty, .card-error")) return; // nothing drawn to restyle
+      const figure = buildFigure(card.payload, this.hooks.view());
+      await Plotly.react(card.plot, figure.data, figure.layout, PLOT_CONFIG);
+    } catch (error) {
+      this.showCardError(card, `This chart could not be drawn: ${error.message}`);
+    }
   }
 
   enqueue(card) {
@@ -225,7 +226,13 @@ export class ChartGrid {
       if (cycle) cycle.unchanged += 1; // same bytes: nothing to redraw
       return;
     }
-    const payload = JSON.parse(text);
+    let payload;
+    try {
+      payload = JSON.parse(text);
+    } catch {
+      this.showCardError(card, "The server sent an answer this page cannot read; try Reload.");
+      return;
+    }
     let Plotly;
     try {
       Plotly = await loadPlotly();
@@ -247,8 +254,13 @@ export class ChartGrid {
       );
     } else {
       if (card.plot.querySelector(".card-empty, .card-error")) clear(card.plot);
-      const figure = buildFigure(payload, this.hooks.view());
-      await Plotly.react(card.plot, figure.data, figure.layout, PLOT_CONFIG);
+      try {
+        const figure = buildFigure(payload, this.hooks.view());
+        await Plotly.react(card.plot, figure.data, figure.layout, PLOT_CONFIG);
+      } catch (error) {
+        this.showCardError(card, `This chart could not be drawn: ${error.message}`);
+        return;
+      }
     }
     const drawn = performance.now();
     // What is on screen, for anyone checking the page (and the browser tests): the request drawn and how often.

@@ -20,7 +20,12 @@ export async function render() {
   if (window.__aggregateTab) return;
   const app = new App(document.body);
   window.__aggregateTab = app;
-  app.start();
+  try {
+    app.start();
+  } catch (error) {
+    // Never a blank tab: say what happened in plain words.
+    document.body.textContent = `The Aggregate tab could not start: ${error.message}`;
+  }
 }
 
 class App {
@@ -290,6 +295,7 @@ class App {
     if (error instanceof RequestError && error.status === 400) {
       this.panel.setError(error.option, error.message);
       this.showBanner(`These settings cannot be drawn: ${error.message}`);
+      this.downloadAll.hidden = true;
       this.grid.setTags([]);
       this.summaryRoot.hidden = true;
       this.showMessage(null);

@@ -56,8 +56,7 @@ export class Summary {
     const tags = listing.tags || [];
     const tag = tags.includes(state.compare_tag) ? state.compare_tag : tags[0] || "";
     const a = groups.includes(state.compare_a) ? state.compare_a : groups[0] || "";
-    let b = groups.includes(state.compare_b) ? state.compare_b : groups.find((g) => g !== a) || "";
-    if (b === a) b = groups.find((g) => g !== a) || "";
+    const b = groups.includes(state.compare_b) ? state.compare_b : groups.find((g) => g !== a) || "";
     return { tag, a, b };
   }
 
@@ -116,6 +115,8 @@ export class Summary {
       this.result.appendChild(el("span", { className: "field-error", text: compareError }));
     } else if (groups.length < 2) {
       this.result.textContent = "needs two groups";
+    } else if (choice.a === choice.b) {
+      this.result.textContent = "choose two different groups";
     } else if (test) {
       const p = test.p_value;
       const text =

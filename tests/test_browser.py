@@ -336,6 +336,7 @@ def test_invalid_regex_shows_an_inline_message(open_tab):
     assert "invalid regular expression" in error.inner_text()
     assert "invalid regular expression" in ui.locator(".banner").inner_text()
     assert tab.card_tags() == []
+    assert not ui.locator("[data-role=download-all]").is_visible()  # nothing valid to download
 
     ui.locator("input[name=runs]").fill("lr=0.1")
     ui.locator("input[name=runs]").press("Enter")
