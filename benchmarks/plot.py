@@ -1,0 +1,72 @@
+"""The plot of RESULTS.md: cold time and peak memory against the number of points, ours and the peer."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+MARKERS = {"runs": "o", "steps": "s", "main": "*"}
+
+
+def _series(results: dict) -> list[dict]:
+    rows = [dict(r) for r in results.get("sweep", [])]
+    c = results.get("cold")
+    if c:
+        s = results["scenario"]
+        row = {
+            "axis": "main",
+            "points": s["points"],
+            "ours_wall": c["ours"]["wall"],
+            "ours_peak_tree_rss": c["ours"]["peak_tree_rss"],
+        }
+        if "peer" in c:
+            row.update(peer_wall=c["peer"]["wall"], peer_peak_tree_rss=c["peer"]["peak_tree_rss"])
+        rows.append(row)
+    return rows
+
+
+def plot(results: dict, path: str) -> str:
+    """Write the two-panel PNG to ``path``; returns it."""
+    rows = _series(results)
+    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(11, 4.4))
+    labels = {
+        "runs": "more runs (1,000 steps)",
+        "steps": "more steps (10 runs)",
+        "main": "200 runs x 5,000 steps",
+    }
+    for side, color, name in (("ours", "tab:blue", "tb-aggregate"), ("peer", "tab:red", "tb-reducer")):
+        for axis, marker in MARKERS.items():
+            pts = [r for r in rows if r["axis"] == axis and f"{side}_wall" in r]
+            if not pts:
+                continue
+            pts.sort(key=lambda r: r["points"])
+            x = [r["points"] for r in pts]
+            kw = dict(color=color, marker=marker, linestyle="-" if axis != "main" else "none", markersize=9)
+            ax_t.plot(x, [r[f"{side}_wall"] for r in pts], label=f"{name}: {labels[axis]}", **kw)
+            ax_m.plot(x, [r[f"{side}_peak_tree_rss"] / 1e6 for r in pts], **kw)
+    # A line of slope 1 through our largest point: what "linear in points" looks like.
+    ours = [r for r in rows if "ours_wall" in r]
+    if ours:
+        top = max(ours, key=lambda r: r["points"])
+        xs = np.array([min(r["points"] for r in ours), top["points"]], dtype=float)
+        ax_t.plot(
+            xs, top["ours_wall"] * xs / top["points"], color="gray", linestyle=":", label="linear in points"
+        )
+    for ax, title, unit in (
+        (ax_t, "cold: logdir -> CSV, wall time", "seconds"),
+        (ax_m, "cold: peak memory (process tree)", "MB"),
+    ):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("scalar points in the logdir")
+        ax.set_ylabel(unit)
+        ax.set_title(title, fontsize=11)
+        ax.grid(True, which="both", alpha=0.3)
+    ax_t.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
