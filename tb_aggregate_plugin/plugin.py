@@ -143,14 +143,19 @@ class AggregatePlugin(base_plugin.TBPlugin):
 
     def _source(self, request) -> Source:
         experiment = plugin_util.experiment_id(request.environ)
+        ctx = tb_context.from_environ(request.environ)
+        with self._lock:
+            source = self._sources.get(experiment)
+            if source is not None:
+                self._sources.move_to_end(experiment)
+                return source
+        # Asked outside the lock: on a remote provider this is a network call.
+        logdir = self._local_logdir(ctx, experiment)
         with self._lock:
             source = self._sources.get(experiment)
             if source is None:
                 source = Source(
-                    self._provider,
-                    experiment,
-                    sample_limit=self._sample_limit,
-                    ctx=tb_context.from_environ(request.environ),
+                    self._provider, experiment, sample_limit=self._sample_limit, ctx=ctx, logdir=logdir
                 )
                 self._sources[experiment] = source
                 # Any path can name an experiment: keep a few, so memory stays bounded.
@@ -158,6 +163,22 @@ class AggregatePlugin(base_plugin.TBPlugin):
                     self._sources.popitem(last=False)
             self._sources.move_to_end(experiment)
             return source
+
+    def _local_logdir(self, ctx, experiment: str) -> str | None:
+        """The experiment's logdir when it is a folder on this machine, so the event files the loaders
+        skip can be named; ``None`` for a remote or unknown location (nothing is checked then).
+
+        Both of TensorBoard's loaders report ``--logdir`` as given as the ``data_location``.
+        """
+        try:
+            location = self._provider.experiment_metadata(ctx, experiment_id=experiment).data_location
+        except Exception as exc:  # a provider that cannot say: aggregate without the check
+            logger.info("no experiment metadata: %s", exc)
+            return None
+        if not isinstance(location, str) or not location:
+            return None
+        path = os.path.expanduser(location)
+        return path if os.path.isdir(path) else None
 
     @staticmethod
     def _query(request, route: str) -> Query:
