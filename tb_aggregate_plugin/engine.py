@@ -170,39 +170,101 @@ def _members(placed: dict[str, str]) -> dict[str, list[str]]:
     return dict(sorted(members.items()))
 
 
+@dataclasses.dataclass
+class _Prepared:
+    """A group's series of one tag, repeats resolved and aligned, before smoothing (memoised)."""
+
+    used: list[str]
+    nonfinite: dict[str, int]
+    downsampled: list[str]
+    resolved: list[Series] | None  # kept only when smoothing must go back to each run's own points
+    aligned: align_mod.Aligned  # unsmoothed; walls dropped once their median is taken
+    wall_time: np.ndarray | None  # median wall time of the runs at each grid step (step axis only)
+
+    @property
+    def nbytes(self) -> int:
+        own = sum(s.step.nbytes + s.wall.nbytes + s.value.nbytes for s in self.resolved or ())
+        return own + self.aligned.values.nbytes + self.aligned.grid.nbytes
+
+
 def _reduce_block(query, source, tag, group, group_runs, data, listing, names, keep_runs):
-    resolved: list[Series] = []
-    used, nonfinite, finals, downsampled = [], {}, {}, []
-    for r in group_runs:
-        raw = data.get((r, tag))
-        if raw is None or len(raw) == 0:
-            continue
+    used = [r for r in group_runs if (r, tag) in data and len(data[(r, tag)])]
+    if not used:
+        return None, None
+    # Each stage depends only on these series (named by their listing) and the options it uses, so a
+    # second request that changes another option reuses it: band and center reuse even the reductions.
+    ident = (tag, tuple((r, listing[r][tag]) for r in used), query.dup_steps, query.align, query.x)
+    prep = source.memo(("prepared", *ident), lambda: _prepare(query, source, tag, used, data), _nbytes)
+    smoothed = source.memo(("smoothed", *ident, query.smoothing), lambda: _smooth(prep, query), _nbytes)
+    values, finals = smoothed
+    reduced = source.memo(
+        ("reduced", *ident, query.smoothing, tuple(names)), lambda: stats.reduce(values, names), _nbytes
+    )
+    grid = prep.aligned.grid
+    lo, hi = stats.band_bounds(reduced, query.center, query.band)
+    piece = {query.x: grid, **reduced, "center": reduced[query.center], "band_lo": lo, "band_hi": hi}
+    if query.x == "step":
+        piece["step"] = grid.astype(np.int64)
+        piece["wall_time"] = prep.wall_time
+    keep = reduced["n"] >= query.min_runs
+    piece = {k: v[keep] for k, v in piece.items()}  # copies: the memoised arrays stay as they are
+    piece["tag"], piece["group"] = tag, group
+    kept = align_mod.Aligned(grid, values, prep.aligned.walls, prep.aligned.method) if keep_runs else None
+    method = prep.aligned.method
+    block = Block(tag, group, used, method, dict(prep.nonfinite), dict(finals), list(prep.downsampled), kept)
+    return block, piece
+
+
+def _prepare(query, source, tag, used, data) -> _Prepared:
+    resolved, nonfinite, downsampled = [], {}, []
+    for r in used:
+        raw = data[(r, tag)]
         series = align_mod.resolve_repeats(raw, query.dup_steps)
-        finite = np.isfinite(series.value)
-        nonfinite[r] = int(len(series.value) - finite.sum())
-        value = stats.smooth(series.value, query.smoothing)
-        series = Series(series.step, series.wall, value)
-        finals[r] = float(value[finite][-1]) if finite.any() else float("nan")
+        nonfinite[r] = int(len(series.value) - np.count_nonzero(np.isfinite(series.value)))
         if source.is_downsampled(raw):
             downsampled.append(r)
-        used.append(r)
         resolved.append(series)
-    if not resolved:
-        return None, None
     aligned = align_mod.align(resolved, query.align, query.x)
-    reduced = stats.reduce(aligned.values, names)
-    lo, hi = stats.band_bounds(reduced, query.center, query.band)
-    piece = {query.x: aligned.grid, **reduced, "center": reduced[query.center], "band_lo": lo, "band_hi": hi}
-    if query.x == "step":
-        piece["step"] = aligned.grid.astype(np.int64)
-        with np.errstate(all="ignore"):
-            piece["wall_time"] = _nanmedian_rows(aligned.walls)
-    keep = reduced["n"] >= query.min_runs
-    piece = {k: v[keep] for k, v in piece.items()}
-    piece["tag"], piece["group"] = tag, group
-    kept = aligned if keep_runs else None
-    block = Block(tag, group, used, aligned.method, nonfinite, finals, downsampled, kept)
-    return block, piece
+    wall_time = _nanmedian_rows(aligned.walls) if query.x == "step" else None
+    # Every run on the whole grid (the union of steps is as long as each run): the runs share their
+    # steps, each row is its run, and smoothing the rows is smoothing the runs.
+    shared = query.x == "step" and all(len(s.step) == len(aligned.grid) for s in resolved)
+    aligned = align_mod.Aligned(aligned.grid, aligned.values, np.empty((0, 0)), aligned.method)
+    return _Prepared(used, nonfinite, downsampled, None if shared else resolved, aligned, wall_time)
+
+
+def _smooth(prep: _Prepared, query) -> tuple[np.ndarray, dict[str, float]]:
+    """The aligned values after smoothing each run, and each run's last finite smoothed value."""
+    if prep.resolved is None:  # shared steps: the rows are the runs
+        values = stats.smooth_rows(prep.aligned.values, query.smoothing)
+        return values, _last_finite(values, prep.used)
+    runs = prep.resolved
+    if query.smoothing == 0.0:
+        values = prep.aligned.values
+    else:  # runs on different steps: smooth each on its own points, then align again
+        runs = [Series(s.step, s.wall, stats.smooth(s.value, query.smoothing)) for s in runs]
+        values = align_mod.align(runs, query.align, query.x).values
+    finals = {}
+    for r, s in zip(prep.used, runs):
+        finite = s.value[np.isfinite(s.value)]
+        finals[r] = float(finite[-1]) if len(finite) else float("nan")
+    return values, finals
+
+
+def _last_finite(values: np.ndarray, runs: list[str]) -> dict[str, float]:
+    finite = np.isfinite(values)
+    last = values.shape[1] - 1 - np.argmax(finite[:, ::-1], axis=1)
+    picked = np.where(finite.any(axis=1), values[np.arange(len(values)), last], np.nan)
+    return dict(zip(runs, picked.tolist()))
+
+
+def _nbytes(value) -> int:
+    """Size of a memoised result: a _Prepared, a (values, finals) pair or a dict of arrays."""
+    if isinstance(value, _Prepared):
+        return value.nbytes
+    if isinstance(value, tuple):
+        return value[0].nbytes
+    return sum(v.nbytes for v in value.values())
 
 
 def _nanmedian_rows(walls: np.ndarray) -> np.ndarray:

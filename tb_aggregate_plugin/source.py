@@ -38,6 +38,12 @@ ALL_POINTS = 2**31 - 1
 DEFAULT_CACHE_POINTS = 40_000_000
 # Read requests in flight at once on the fast path.
 READ_THREADS = 2
+# Bound of the memo of intermediate results (aligned and reduced curves), in bytes.
+DEFAULT_MEMO_BYTES = 256 * 2**20
+# How long a listing from the data server is reused. Listing costs the data server a pass over every
+# point (tens of ms for millions), and its data changes only once per reload cycle (5 s by default),
+# so the few requests of one change in the tab (one per visible chart) share one listing.
+LISTING_TTL = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +100,10 @@ class Source:
         self._cached_points = 0
         self._lock = threading.Lock()
         self._fast_reader = _grpc_reader(provider) if fast_path else None
+        self._listing: tuple[float, dict[str, dict[str, SeriesInfo]]] | None = None
+        self._memo: collections.OrderedDict[tuple, tuple[object, int]] = collections.OrderedDict()
+        self._memo_bytes = 0
+        self.max_memo_bytes = DEFAULT_MEMO_BYTES
         self._health = LogdirHealth(logdir) if logdir and os.path.isdir(logdir) else None
 
     @property
@@ -101,12 +111,53 @@ class Source:
         return self._fast_reader is not None
 
     def list_scalars(self) -> dict[str, dict[str, SeriesInfo]]:
-        """``{run: {tag: SeriesInfo}}`` of every scalar series the provider has now."""
+        """``{run: {tag: SeriesInfo}}`` of every scalar series the provider has now (do not modify).
+
+        From the data server, a listing less than ``LISTING_TTL`` seconds old is reused; an in-process
+        provider is asked every time (it is cheap, and a caller may just have told it to reload).
+        """
+        reuse = self._fast_reader is not None
+        if reuse:
+            with self._lock:
+                hit = self._listing
+            if hit is not None and time.monotonic() - hit[0] < LISTING_TTL:
+                return hit[1]
         listing = self.provider.list_scalars(self._ctx, experiment_id=self.experiment_id, plugin_name=SCALARS)
-        return {
+        listed = {
             run: {tag: SeriesInfo(int(ts.max_step), float(ts.max_wall_time)) for tag, ts in tags.items()}
             for run, tags in listing.items()
         }
+        if reuse:
+            with self._lock:
+                self._listing = (time.monotonic(), listed)
+        return listed
+
+    def memo(self, key: tuple, compute: Callable[[], object], nbytes: Callable[[object], int]) -> object:
+        """``compute()``, or its earlier result for the same ``key`` (least recently used go first).
+
+        For results derived from cached series: the key must name everything they depend on,
+        including each series' :class:`SeriesInfo`, so new data never meets an old result.
+        Results are shared between requests: never modify one.
+        """
+        with self._lock:
+            hit = self._memo.get(key)
+            if hit is not None:
+                self._memo.move_to_end(key)
+                return hit[0]
+        value = compute()
+        size = nbytes(value)
+        if size > self.max_memo_bytes:
+            return value
+        with self._lock:
+            old = self._memo.pop(key, None)
+            if old is not None:
+                self._memo_bytes -= old[1]
+            self._memo[key] = (value, size)
+            self._memo_bytes += size
+            while self._memo_bytes > self.max_memo_bytes and self._memo:
+                _, (_, dropped) = self._memo.popitem(last=False)
+                self._memo_bytes -= dropped
+        return value
 
     def read(
         self,

@@ -42,6 +42,27 @@ def smooth(values: np.ndarray, weight: float) -> np.ndarray:
     return out
 
 
+def smooth_rows(values: np.ndarray, weight: float) -> np.ndarray:
+    """:func:`smooth` of each row of ``values`` (runs x steps, each row one run in step order).
+
+    Rows without NaN/inf are filtered together in one call; the others one by one.
+    """
+    if weight == 0.0 or values.size == 0:
+        return values
+    out = values.copy()
+    finite_rows = np.isfinite(values).all(axis=1)
+    constant_rows = (values == values[:, :1]).all(axis=1)  # stay exactly constant
+    together = np.flatnonzero(finite_rows & ~constant_rows)
+    if len(together):
+        from scipy import signal
+
+        ema = signal.lfilter([1.0 - weight], [1.0, -weight], values[together], axis=1)
+        out[together] = ema / _debias(weight, values.shape[1])
+    for i in np.flatnonzero(~finite_rows):
+        out[i] = smooth(values[i], weight)
+    return out
+
+
 @functools.lru_cache(maxsize=32)
 def _debias(weight: float, length: int) -> np.ndarray:
     """``1 - w**k`` for k = 1..length; computed once per request (runs mostly share their length)."""
