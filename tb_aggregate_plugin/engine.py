@@ -146,12 +146,11 @@ def run(query: Query, source: Source, *, tag: str | None = None, keep_runs: bool
     hparams = source.hparams() if query.group_by.startswith("hparam:") else {}
     placed, unplaced = grouping.group_runs(runs, query.group_by, hparams)
     members = _members(placed)
-    wanted = {r: [t for t in tags if t in listing[r]] for r in placed}
-    data = source.read(wanted, listing)
-
     names = stats.needed_for(query.reductions, query.center, query.band)
     blocks, pieces = [], []
-    for t in tags:
+    # One tag at a time, the next ones read meanwhile: memory holds a few tags' points, not all.
+    wanted = {t: [r for r in placed if t in listing[r]] for t in tags}
+    for t, data in source.read_by_tag(wanted, listing):
         for group, group_runs in members.items():
             block, piece = _reduce_block(query, source, t, group, group_runs, data, listing, names, keep_runs)
             if block is not None:

@@ -13,6 +13,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import functools
+import itertools
 import logging
 import os
 import subprocess
@@ -88,6 +89,7 @@ class Source:
         ctx: tb_context.RequestContext | None = None,
         fast_path: bool = True,
         logdir: str | None = None,
+        health: LogdirHealth | None = None,
     ):
         self.provider = provider
         self.experiment_id = experiment_id
@@ -104,7 +106,9 @@ class Source:
         self._memo: collections.OrderedDict[tuple, tuple[object, int]] = collections.OrderedDict()
         self._memo_bytes = 0
         self.max_memo_bytes = DEFAULT_MEMO_BYTES
-        self._health = LogdirHealth(logdir) if logdir and os.path.isdir(logdir) else None
+        if health is None and logdir and os.path.isdir(logdir):
+            health = LogdirHealth(logdir)
+        self._health = health
 
     @property
     def uses_fast_path(self) -> bool:
@@ -187,6 +191,32 @@ class Source:
                     out[(run, tag)] = series
                     self._store((run, tag), listing[run][tag], series)
         return out
+
+    def read_by_tag(
+        self,
+        wanted: Mapping[str, Iterable[str]],
+        listing: Mapping[str, Mapping[str, SeriesInfo]] | None = None,
+    ) -> Iterator[tuple[str, dict[tuple[str, str], Series]]]:
+        """``(tag, series)`` for each tag of ``wanted`` (``{tag: [run, ...]}``), in its order, as
+        :meth:`read` gives them. The next tags are read while the caller works on this one, and
+        only those few are held at once (the cache aside)."""
+        listing = self.list_scalars() if listing is None else listing
+        tags = iter(wanted.items())
+
+        def submit(pool, item):
+            tag, runs = item
+            return tag, pool.submit(self.read, {run: [tag] for run in runs}, listing)
+
+        with concurrent.futures.ThreadPoolExecutor(READ_THREADS) as pool:
+            pending = collections.deque(submit(pool, item) for item in itertools.islice(tags, READ_THREADS))
+            while pending:
+                tag, future = pending.popleft()
+                data = future.result()
+                following = next(tags, None)
+                if following is not None:
+                    pending.append(submit(pool, following))
+                yield tag, data
+                del data
 
     def problems(self) -> dict[str, str]:
         """``{run: reason}`` for event files the loader skipped or read only in part (local logdirs)."""
@@ -360,8 +390,20 @@ def logdir_source(
 ) -> Iterator[tuple[Source, str]]:
     """A :class:`Source` over every point of ``logdir``, loaded as ``dup_steps`` needs; yields
     ``(source, loader used)`` and stops the loader afterwards. The one way a path is opened."""
+    health = LogdirHealth(logdir) if os.path.isdir(logdir) else None
+    if health is not None:
+        # Check the files' framing while the loader reads them (this process only waits meanwhile);
+        # the first problems() call then finds the work done.
+        threading.Thread(target=_quietly, args=(health.problems,), daemon=True).start()
     with open_logdir(logdir, loader=loader, keep_repeated_steps=dup_steps != "last") as loaded:
-        yield factory(loaded.provider, logdir=logdir), loaded.loader
+        yield factory(loaded.provider, logdir=logdir, health=health), loaded.loader
+
+
+def _quietly(task: Callable[[], object]) -> None:
+    try:
+        task()
+    except Exception as exc:  # the same check runs again when asked; it reports there
+        logger.info("background logdir check failed: %s", exc)
 
 
 def open_logdir(logdir: str, *, loader: str = "auto", keep_repeated_steps: bool = False) -> LoadedLogdir:
