@@ -647,6 +647,9 @@ def test_hostile_names_render_as_text_in_the_tab(names, open_tab):
     assert all(g in legend for g in HOSTILE_GROUPS)
     titles = " ".join(tab.frame.evaluate(TEXTS, ".card h3"))
     assert all(tag.rsplit("/", 1)[-1] in titles for tag in HOSTILE_TAGS)
+    # Plotly draws names from a small markup language: the tab escapes them, so they show literally.
+    hover = tab.hover(HOSTILE_TAGS[0])
+    assert all(g in hover for g in HOSTILE_GROUPS if g.isprintable()), hover
     assert tab.frame.evaluate(INJECTED) == before == 0
 
 
