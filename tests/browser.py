@@ -139,17 +139,33 @@ class Tab:
             [tag, x],
         )
         offset = self.page.locator("iframe[src*='name=aggregate']").bounding_box()
-        # Plotly answers mouse moves inside the plot: enter first, then move onto the point.
-        self.page.mouse.move(offset["x"] + point["x"] - 8, offset["y"] + point["y"])
-        self.page.mouse.move(offset["x"] + point["x"], offset["y"] + point["y"], steps=4)
         read = """(tag) => [...document.querySelectorAll('.card')].find(c => c.dataset.tag === tag)
                     .querySelector('.hoverlayer').textContent"""
         # The label's first line is the hovered x: wait for the one asked for, not one passed on the way.
-        self.frame.wait_for_function(
-            f"([tag, head]) => ({read})(tag).startsWith(head) && ({read})(tag).includes('n=')",
-            arg=[tag, "" if x is None else f"{x:g}"],
-            timeout=TIMEOUT_MS,
-        )
+        shown = f"([tag, head]) => ({read})(tag).startsWith(head) && ({read})(tag).includes('n=')"
+        head = "" if x is None else f"{x:g}"
+        for attempt in range(20):
+            # Plotly answers mouse moves inside the plot: enter beside the point, then move onto it.
+            self.page.mouse.move(offset["x"] + point["x"] - 8 - attempt % 3, offset["y"] + point["y"])
+            self.page.mouse.move(offset["x"] + point["x"], offset["y"] + point["y"], steps=4)
+            try:
+                self.frame.wait_for_function(shown, arg=[tag, head], timeout=3000)
+                break
+            except Exception:  # no label yet (a busy machine drops a move now and then): move again
+                continue
+        else:
+            under = self.frame.evaluate(
+                """([x, y, tag]) => {
+                    const el = document.elementFromPoint(x, y);
+                    const gd = [...document.querySelectorAll('.card')].find(c => c.dataset.tag === tag)
+                        .querySelector('.plot');
+                    const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
+                    const under = el && (el.className.baseVal ?? el.className);
+                    return {under, drag: [r.left, r.top, r.width, r.height], size: [innerWidth, innerHeight]};
+                }""",
+                [point["x"], point["y"], tag],
+            )
+            raise AssertionError(f"no hover label on {tag!r} at x={x}: point {point}, {under}")
         return self.frame.evaluate(read, tag)
 
     def card_tags(self) -> list[str]:
