@@ -86,6 +86,7 @@ class Source:
         *,
         sample_limit: int | None = None,
         max_cache_points: int = DEFAULT_CACHE_POINTS,
+        max_memo_bytes: int = DEFAULT_MEMO_BYTES,
         ctx: tb_context.RequestContext | None = None,
         fast_path: bool = True,
         logdir: str | None = None,
@@ -105,7 +106,7 @@ class Source:
         self._listing: tuple[float, dict[str, dict[str, SeriesInfo]]] | None = None
         self._memo: collections.OrderedDict[tuple, tuple[object, int]] = collections.OrderedDict()
         self._memo_bytes = 0
-        self.max_memo_bytes = DEFAULT_MEMO_BYTES
+        self.max_memo_bytes = max_memo_bytes
         if health is None and logdir and os.path.isdir(logdir):
             health = LogdirHealth(logdir)
         self._health = health
@@ -396,7 +397,9 @@ def logdir_source(
         # the first problems() call then finds the work done.
         threading.Thread(target=_quietly, args=(health.problems,), daemon=True).start()
     with open_logdir(logdir, loader=loader, keep_repeated_steps=dup_steps != "last") as loaded:
-        yield factory(loaded.provider, logdir=logdir, health=health), loaded.loader
+        # Read once and closed after: nothing to keep for a next request.
+        source = factory(loaded.provider, logdir=logdir, health=health, max_cache_points=0, max_memo_bytes=0)
+        yield source, loaded.loader
 
 
 def _quietly(task: Callable[[], object]) -> None:
