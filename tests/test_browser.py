@@ -264,8 +264,17 @@ def test_controls_change_what_is_drawn_and_the_hash(open_tab, raw):
     assert sorted(len(v) for v in runs.values()) == [5, 5, 5]
     assert tab.hash_state()["show_runs"] == "1"
 
+    # At least 5 runs per point: lr=0.03 ends where its early-stopped run ends.
+    ui.locator("input[name=min_runs]").fill("5")
+    ui.locator("input[name=min_runs]").press("Tab")
+    figure = tab.wait_drawn("train/loss", min_runs="5")
+    last = max(s for s, _, _ in raw["lr=0.03/seed_4"]["train/loss"])
+    assert max(by_role(figure, "hover")["lr=0.03"][0]["x"]) == last
+    assert "lr=0.03" not in by_role(figure, "center_partial")
+    assert tab.hash_state()["min_runs"] == "5"
 
-def test_reload_restores_the_settings_from_the_hash(open_tab):
+
+def test_reload_restores_the_settings_from_the_hash(open_tab, raw):
     tab = open_tab()
     tab.wait_drawn("val/loss")
     tab.ui.locator("select[name=band]").select_option("sem")
@@ -289,6 +298,10 @@ def test_reload_restores_the_settings_from_the_hash(open_tab):
     assert ui.locator("input[name=smoothing]").input_value() == "0.3"
     assert ui.locator("input[name=tags]").input_value() == "loss"
     assert ui.locator("input[name=log_y]").is_checked()
+    # What is drawn is what the settings say: the median of the runs smoothed with weight 0.3.
+    _, values = group_matrix(raw, "lr=0.01", "val/loss")
+    expected = np.median([tb_smooth(row, 0.3) for row in values], axis=0)
+    np.testing.assert_allclose(arr(by_role(figure, "hover")["lr=0.01"][0]["y"]), expected, rtol=1e-7)
 
 
 # -- export -----------------------------------------------------------------------------------------
