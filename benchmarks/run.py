@@ -146,9 +146,10 @@ def main(argv: list[str] | None = None) -> int:
             f"  tb-aggregate {c['ours']['wall']:.2f} s, {measure.mb(c['ours']['peak_tree_rss'])} peak "
             f"(via {c['ours']['via']})"
         )
+        diff = c["max_abs_difference"]
+        same = f"same numbers within {diff:.1e}" if isinstance(diff, float) else diff
         say(
-            f"  tb-reducer   {c['peer']['wall']:.2f} s, {measure.mb(c['peer']['peak_tree_rss'])} peak; "
-            f"same numbers within {c['max_abs_difference']:.1e}"
+            f"  tb-reducer   {c['peer']['wall']:.2f} s, {measure.mb(c['peer']['peak_tree_rss'])} peak; {same}"
         )
     if "warm" not in args.skip:
         loaders = [True] + ([False] if args.python_loader else [])

@@ -53,7 +53,7 @@ def sweep(out_dir: str, *, quick: bool, peer_max_points: int, repeats: int = 1, 
             peer = cold.measure_side(cold.peer_command(logdir, peer_csv), 1)
             row["peer_wall"] = peer["wall"]
             row["peer_peak_tree_rss"] = peer["peak_tree_rss"]
-            row["max_abs_difference"] = cold.same_numbers(ours_csv, peer_csv)
+            row["max_abs_difference"] = cold.compare(ours_csv, peer_csv)
         rows.append(row)
         peer_text = f", tb-reducer {row['peer_wall']:.2f} s" if "peer_wall" in row else ""
         log(
