@@ -212,14 +212,15 @@ export class ChartGrid {
     try {
       text = await getText(url, signal);
     } catch (error) {
-      if (error.name === "AbortError") return;
       card.node.classList.remove("loading");
+      if (error.name === "AbortError") return;
       this.showCardError(card, error.message);
       return;
     }
     const arrived = performance.now();
-    if (signal.aborted) return;
     card.node.classList.remove("loading");
+    // Settings changed while this was under way: the card is already queued for the new ones.
+    if (signal.aborted || url !== this.hooks.aggregateUrl(card.tag)) return;
     const cycle = this.cycle;
     if (cycle && cycle.firstArrival === null) cycle.firstArrival = arrived;
     if (text === card.text && url === card.url && !card.viewStale) {

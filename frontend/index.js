@@ -146,7 +146,8 @@ class App {
     const frame = window.frameElement;
     const hidden = document.hidden || (frame !== null && frame.offsetParent === null);
     this.missedPoll = hidden;
-    if (!hidden) this.refresh("poll");
+    // A refresh under way already brings the newest data; a poll must not cancel it.
+    if (!hidden && !this.refreshing) this.refresh("poll");
   }
 
   /**
@@ -155,13 +156,21 @@ class App {
    * "poll" (timer or TensorBoard's reload: quiet, and nothing is redrawn when nothing changed).
    */
   async refresh(kind) {
+    this.refreshing = (this.refreshing || 0) + 1;
+    try {
+      await this.fetchAndDraw(kind);
+    } finally {
+      this.refreshing -= 1;
+    }
+  }
+
+  async fetchAndDraw(kind) {
     const gen = ++this.gen;
     const fresh = kind === "options" || kind === "runs-shown";
     if (this.abort) this.abort.abort();
     this.abort = new AbortController();
     const signal = this.abort.signal;
     this.lastRefresh = performance.now();
-    this.started = this.lastRefresh;
     if (kind !== "poll") this.setBusy(true);
     if (!this.listing) this.showMessage("Loading runs…", true);
     let text;
