@@ -737,3 +737,28 @@ def test_the_web_tab_never_writes_to_disk(names):
         assert requests.get(f"{base}{PLUGIN}/static/{name}", timeout=60).status_code == 200, name
     assert requests.get(f"{base}{PLUGIN}/static/..%2Fplugin.py", timeout=60).status_code == 404
     assert snapshot(logdir, cwd) == before
+
+
+def test_a_plain_regex_never_times_out_under_load():
+    """The regex time limit counts the pattern's own work, not the time a busy server makes a request
+    wait for its turn: with other threads holding the interpreter, a plain filter still answers."""
+    from tb_aggregate_plugin.query import search_names
+
+    names = [f"cfg_{i}/seed_{i % 10}" for i in range(80)]
+    stop = threading.Event()
+
+    def busy() -> None:  # pure Python: holds the interpreter lock for whole switch intervals
+        while not stop.is_set():
+            sum(range(10_000))
+
+    hogs = [threading.Thread(target=busy) for _ in range(4)]
+    for hog in hogs:
+        hog.start()
+    try:
+        # Each search gives the lock back and must wait for it again: far longer than 0.05 s in all.
+        matches = search_names("runs", "seed_[0-4]$", names, budget=0.05)
+    finally:
+        stop.set()
+        for hog in hogs:
+            hog.join()
+    assert [m is not None for m in matches] == [i % 10 < 5 for i in range(80)]
