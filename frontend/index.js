@@ -212,6 +212,7 @@ class App {
   async refreshSummary(quiet) {
     if (!this.listing) return;
     const gen = this.gen;
+    const seq = (this.summarySeq = (this.summarySeq || 0) + 1); // only the latest request may draw
     const choice = Summary.choices(this.state, this.listing);
     const compare = choice.a && choice.b && choice.a !== choice.b;
     const extra = compare ? { compare_tag: choice.tag, compare_a: choice.a, compare_b: choice.b } : {};
@@ -233,7 +234,7 @@ class App {
         return;
       }
     }
-    if (gen !== this.gen) return;
+    if (gen !== this.gen || seq !== this.summarySeq) return;
     const key = `${result.text}|${compareError}|${this.listingText}|${this.state.band}`;
     if (quiet && key === this.summaryText) return;
     this.summaryText = key;

@@ -123,7 +123,8 @@ export class Summary {
         p === null || p === undefined
           ? `p-value not available (n = ${test.n_a} vs ${test.n_b}: each group needs 2 runs with a final value)`
           : `p = ${fmt(p, 3)}  (Welch's t-test, n = ${test.n_a} vs ${test.n_b}; means ${fmt(test.mean_a)} vs ${fmt(test.mean_b)})`;
-      this.result.appendChild(el("span", { className: "p-value", text }));
+      const dataset = { tag: test.tag, a: test.a, b: test.b }; // which comparison this is
+      this.result.appendChild(el("span", { className: "p-value", text, dataset }));
     }
   }
 }

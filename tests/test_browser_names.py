@@ -74,6 +74,7 @@ def test_hostile_names_show_as_text_and_nothing_executes(tab):
         "() => [...document.querySelectorAll('.card h3')].map(e => e.textContent)"
     )
     assert EVIL in frame.evaluate("() => document.querySelector('.legend').textContent")
+    tab.ui.locator(".summary-table tbody tr").first.wait_for()
     summary_groups = frame.evaluate(
         "() => [...document.querySelectorAll('.summary-table tbody tr')].map(r => r.dataset.group)"
     )
