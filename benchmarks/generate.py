@@ -30,8 +30,8 @@ def tag_names(tags: int) -> list[str]:
     return list(TAG_NAMES[:tags]) + [f"metric/{i:02d}" for i in range(len(TAG_NAMES), tags)]
 
 
-def scenario_name(runs: int, tags: int, steps: int, groups: int = 1) -> str:
-    return f"r{runs}_t{tags}_s{steps}" + (f"_g{groups}" if groups > 1 else "")
+def scenario_name(runs: int, tags: int, steps: int, groups: int = 1, per_value: bool = False) -> str:
+    return f"r{runs}_t{tags}_s{steps}" + (f"_g{groups}" if groups > 1 else "") + ("_v" if per_value else "")
 
 
 def run_names(runs: int, groups: int = 1) -> list[str]:
@@ -51,16 +51,24 @@ def curve(steps: int, seed: int, tag_index: int) -> np.ndarray:
     return base + rng.normal(0.0, 0.05, steps)
 
 
-def _write_one(args: tuple[str, str, int, int, int]) -> None:
-    """One run, written the way a training loop logs: one event per step holding every tag's value."""
-    from tensorboardX import FileWriter
+def _write_one(args: tuple[str, str, int, int, int, bool]) -> None:
+    """One run, written the way a training loop logs: one event per step holding every tag's value,
+    or with ``per_value`` one event per value (``SummaryWriter.add_scalar`` for each tag)."""
+    from tensorboardX import FileWriter, SummaryWriter
     from tensorboardX.proto.summary_pb2 import Summary
 
-    logdir, run, seed, tags, steps = args
-    writer = FileWriter(os.path.join(logdir, run), max_queue=10_000, flush_secs=30)
+    logdir, run, seed, tags, steps, per_value = args
     walls = WALL_START + seed * 1000.0 + np.arange(steps) * 0.05
     names = tag_names(tags)
     values = np.stack([curve(steps, seed, j) for j in range(tags)], axis=1).tolist()
+    if per_value:
+        writer = SummaryWriter(os.path.join(logdir, run), max_queue=10_000, flush_secs=30)
+        for step in range(steps):
+            for name, value in zip(names, values[step]):
+                writer.add_scalar(name, value, step, walltime=float(walls[step]))
+        writer.close()
+        return
+    writer = FileWriter(os.path.join(logdir, run), max_queue=10_000, flush_secs=30)
     for step in range(steps):
         summary = Summary(value=[Summary.Value(tag=n, simple_value=v) for n, v in zip(names, values[step])])
         writer.add_summary(summary, step, walltime=float(walls[step]))
@@ -68,17 +76,24 @@ def _write_one(args: tuple[str, str, int, int, int]) -> None:
 
 
 def ensure(
-    runs: int, tags: int, steps: int, groups: int = 1, *, workers: int = 2, quiet: bool = False
+    runs: int,
+    tags: int,
+    steps: int,
+    groups: int = 1,
+    *,
+    workers: int = 2,
+    quiet: bool = False,
+    per_value: bool = False,
 ) -> str:
     """The cached logdir of a scenario, written first if missing or unfinished; returns its path."""
-    path = os.path.join(CACHE, scenario_name(runs, tags, steps, groups))
+    path = os.path.join(CACHE, scenario_name(runs, tags, steps, groups, per_value))
     if os.path.exists(os.path.join(path, ".done")):
         return path
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
     if not quiet:
         print(f"writing {runs} runs x {tags} tags x {steps} steps to {path} ...", file=sys.stderr, flush=True)
-    jobs = [(path, run, i, tags, steps) for i, run in enumerate(run_names(runs, groups))]
+    jobs = [(path, run, i, tags, steps, per_value) for i, run in enumerate(run_names(runs, groups))]
     if workers > 1 and len(jobs) > 1:
         with multiprocessing.get_context("spawn").Pool(workers) as pool:
             for _ in pool.imap_unordered(_write_one, jobs):
@@ -108,8 +123,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("steps", type=int)
     parser.add_argument("--groups", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--per-value", action="store_true", help="one event per value (add_scalar)")
     args = parser.parse_args(argv)
-    print(ensure(args.runs, args.tags, args.steps, args.groups, workers=args.workers))
+    print(
+        ensure(args.runs, args.tags, args.steps, args.groups, workers=args.workers, per_value=args.per_value)
+    )
 
 
 if __name__ == "__main__":

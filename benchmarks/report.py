@@ -44,23 +44,28 @@ def summary(results: list[dict]) -> str:
 def cold(results: list[dict]) -> str:
     rows = []
     for i, r in enumerate(results):
-        c = r.get("cold")
-        if not c:
-            continue
-        for side, name in (("ours", "tb-aggregate"), ("peer", "tb-reducer")):
-            s = c[side]
-            walls = ", ".join(f"{x['wall']:.2f}" for x in s["runs"])
-            rows.append(
-                [
-                    f"run {i + 1}",
-                    name,
-                    f"{s['wall']:.2f} s ({walls})",
-                    _mb(s["peak_tree_rss"]),
-                    _mb(s["max_single_rss"]),
-                ]
-            )
+        for key, layout in (("cold", "one event per step"), ("cold_per_value", "one event per value")):
+            c = r.get(key)
+            if not c:
+                continue
+            for side, name in (("ours", "tb-aggregate"), ("peer", "tb-reducer")):
+                if side not in c:
+                    continue
+                s = c[side]
+                walls = ", ".join(f"{x['wall']:.2f}" for x in s["runs"])
+                rows.append(
+                    [
+                        f"run {i + 1}",
+                        layout,
+                        name,
+                        f"{s['wall']:.2f} s ({walls})",
+                        _mb(s["peak_tree_rss"]),
+                        _mb(s["max_single_rss"]),
+                    ]
+                )
     return _table(
-        ["", "side", "wall (median; each)", "peak RSS, process tree", "largest single process"], rows
+        ["", "logdir", "side", "wall (median; each)", "peak RSS, process tree", "largest single process"],
+        rows,
     )
 
 

@@ -106,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--skip", action="append", default=[], choices=["cold", "warm", "sweep", "browser"])
     parser.add_argument("--no-plot", action="store_true")
+    parser.add_argument(
+        "--no-per-value", action="store_true", help="skip the cold scenario written one event per value"
+    )
     parser.add_argument("--out", default=os.path.join(HERE, "out"))
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
@@ -151,6 +154,20 @@ def main(argv: list[str] | None = None) -> int:
         say(
             f"  tb-reducer   {c['peer']['wall']:.2f} s, {measure.mb(c['peer']['peak_tree_rss'])} peak; {same}"
         )
+    if "cold" not in args.skip and not args.no_per_value:
+        # The same points written one event per value (SummaryWriter.add_scalar for each tag).
+        pv_logdir = generate.ensure(main_size["runs"], main_size["tags"], main_size["steps"], per_value=True)
+        say(f"cold, one event per value ({measure.mb(generate.logdir_bytes(pv_logdir))}) ...")
+        c = cold.cold(
+            pv_logdir,
+            os.path.join(args.out, "cold_per_value"),
+            repeats=args.repeats,
+            peer_repeats=args.peer_repeats,
+        )
+        c["bytes"] = generate.logdir_bytes(pv_logdir)
+        results["cold_per_value"] = c
+        say(f"  tb-aggregate {c['ours']['wall']:.2f} s, {measure.mb(c['ours']['peak_tree_rss'])} peak")
+        say(f"  tb-reducer   {c['peer']['wall']:.2f} s, {measure.mb(c['peer']['peak_tree_rss'])} peak")
     if "warm" not in args.skip:
         loaders = [True] + ([False] if args.python_loader else [])
         results["warm"] = []
@@ -226,6 +243,20 @@ def ratios(results: dict) -> dict:
     if c and "peer" in c:
         out["cold: tb-reducer time / ours"] = (c["speedup"], TARGETS["cold_speedup"], True, "x")
         out["cold: our peak memory / tb-reducer's"] = (c["memory_ratio"], TARGETS["cold_memory"], False, "")
+    c = results.get("cold_per_value")
+    if c and "peer" in c:
+        out["cold, one event per value: tb-reducer time / ours"] = (
+            c["speedup"],
+            TARGETS["cold_speedup"],
+            True,
+            "x",
+        )
+        out["cold, one event per value: our peak memory / tb-reducer's"] = (
+            c["memory_ratio"],
+            TARGETS["cold_memory"],
+            False,
+            "",
+        )
     for w in results.get("warm", []):
         name = f"warm ({w['loader']}): "
         out[name + "first /export / scalars plugin"] = (

@@ -215,6 +215,14 @@ def _reduce_block(query, source, tag, group, group_runs, data, listing, names, k
 
 
 def _prepare(query, source, tag, used, data) -> _Prepared:
+    raws = [data[(r, tag)] for r in used]
+    downsampled = [r for r, raw in zip(used, raws) if source.is_downsampled(raw)]
+    stacked = align_mod.stack_shared(raws, query.align) if query.x == "step" else None
+    if stacked is not None:  # one grid for all: the rows are the runs
+        nonfinite = dict(zip(used, np.isnan(stacked.values).sum(axis=1).tolist()))
+        wall_time = _nanmedian_rows(stacked.walls)
+        aligned = align_mod.Aligned(stacked.grid, stacked.values, np.empty((0, 0)), stacked.method)
+        return _Prepared(used, nonfinite, downsampled, None, aligned, wall_time)
     resolved, nonfinite, downsampled = [], {}, []
     for r in used:
         raw = data[(r, tag)]

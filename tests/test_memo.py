@@ -101,3 +101,34 @@ def test_rows_smoothed_together_equal_each_run_smoothed_alone():
         together = stats.smooth_rows(values, weight)
         alone = np.vstack([stats.smooth(row, weight) for row in values])
         np.testing.assert_array_equal(together, alone)
+
+
+def test_stacking_shared_steps_equals_resolving_then_aligning():
+    from tb_aggregate_plugin import align
+    from tb_aggregate_plugin.source import Series
+
+    rng = np.random.default_rng(2)
+    steps = np.arange(0, 300, 3)
+
+    def run(values, at=steps):
+        return Series(np.asarray(at, np.int64), 1.7e9 + rng.random(len(at)).cumsum(), np.asarray(values))
+
+    runs = [run(rng.normal(size=100)) for _ in range(4)]
+    runs[1].value[[0, 50]] = [math.nan, math.inf]
+    runs.append(run(rng.normal(size=100).astype(np.float32)))
+    for how in ("auto", "exact", "interpolate"):
+        stacked = align.stack_shared(runs, how)
+        resolved = align.align([align.resolve_repeats(r, "last") for r in runs], how)
+        np.testing.assert_array_equal(stacked.grid, resolved.grid)
+        np.testing.assert_array_equal(stacked.values, resolved.values)
+        np.testing.assert_array_equal(stacked.walls, resolved.walls)
+        assert stacked.method == resolved.method and stacked.values.dtype == np.float64
+    # Anything else takes the general path.
+    other = [
+        [run(np.ones(100)), run(np.ones(99), steps[:99])],  # different lengths
+        [run(np.ones(100)), run(np.ones(100), steps + 1)],  # different steps
+        [run(np.ones(100), np.r_[steps[:50], steps[49:99]])],  # a repeated step
+        [run(np.ones(100), steps[::-1])],  # not in order
+    ]
+    for runs in other:
+        assert align.stack_shared(runs, "auto") is None
