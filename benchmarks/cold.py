@@ -55,7 +55,9 @@ def same_numbers(ours_csv: str, peer_csv: str) -> float:
         mine = ours[ours["tag"] == tag].set_index("step")[op]
         theirs = peer[(tag, op)]
         if list(mine.index) != list(theirs.index):
-            raise AssertionError(f"{tag}: the two tables cover different steps")
+            raise AssertionError(
+                f"{tag}: tb-reducer's table has {len(theirs):,} steps, ours {len(mine):,} (every step logged)"
+            )
         worst = max(worst, float(np.max(np.abs(mine.to_numpy() - theirs.to_numpy()))))
     return worst
 

@@ -47,6 +47,27 @@ def plot(results: dict, path: str) -> str:
             kw = dict(color=color, marker=marker, linestyle="-" if axis != "main" else "none", markersize=9)
             ax_t.plot(x, [r[f"{side}_wall"] for r in pts], label=f"{name}: {labels[axis]}", **kw)
             ax_m.plot(x, [r[f"{side}_peak_tree_rss"] / 1e6 for r in pts], **kw)
+            if side == "peer":  # where it kept only a sample of the points, say so on the chart
+                for r in pts:
+                    if isinstance(r.get("max_abs_difference"), str):
+                        for ax, key, k in ((ax_t, "peer_wall", 1), (ax_m, "peer_peak_tree_rss", 1e6)):
+                            ax.plot(
+                                r["points"],
+                                r[key] / k,
+                                marker=marker,
+                                markersize=15,
+                                color="white",
+                                markeredgecolor=color,
+                                linestyle="none",
+                            )
+                            ax.annotate(
+                                "tb-reducer kept\n10,000 steps per\nseries only",
+                                (r["points"], r[key] / k),
+                                textcoords="offset points",
+                                xytext=(-95, -28),
+                                fontsize=7,
+                                color=color,
+                            )
     # A line of slope 1 through our largest point: what "linear in points" looks like.
     ours = [r for r in rows if "ours_wall" in r]
     if ours:

@@ -106,6 +106,8 @@ def sweep(results: list[dict]) -> str:
     for i, r in enumerate(results):
         for s in r.get("sweep", []):
             peer = f"{s['peer_wall']:.2f} s, {_mb(s['peer_peak_tree_rss'])}" if "peer_wall" in s else "-"
+            diff = s.get("max_abs_difference")
+            same = "-" if diff is None else (f"yes (within {diff:.0e})" if isinstance(diff, float) else diff)
             rows.append(
                 [
                     f"run {i + 1}",
@@ -117,6 +119,7 @@ def sweep(results: list[dict]) -> str:
                     f"{s['ours_wall']:.2f} s",
                     _mb(s["ours_peak_tree_rss"]),
                     peer,
+                    same,
                 ]
             )
     header = [
@@ -129,6 +132,7 @@ def sweep(results: list[dict]) -> str:
         "tb-aggregate",
         "its peak RSS",
         "tb-reducer",
+        "same numbers",
     ]
     return _table(header, rows)
 
