@@ -30,6 +30,8 @@ _QUANTILE = re.compile(r"q(\d{2})")
 MAX_PATTERN_LENGTH = 1000
 # CPU seconds all searches of one pattern over all names of one request may take together.
 REGEX_BUDGET = 1.0
+# Clock seconds one search may take at least, so a nearly spent budget does not time out on every wait.
+_MIN_WAIT = 0.05
 
 
 class OptionError(ValueError):
@@ -58,21 +60,24 @@ def search_names(option: str, pattern: str, names: Sequence[str], budget: float 
     """
     compiled = _compile(option, pattern)
     # The budget is this thread's CPU time, not the clock: under load a request waits for its turn
-    # (other requests hold the interpreter lock), and that wait is no fault of the pattern. Each search
-    # runs without the lock (concurrent=True) and gets the rest of the budget as its own timeout, so a
-    # pathological search still ends after about the budget.
+    # (other requests hold the interpreter lock), and that wait is no fault of the pattern. A search
+    # runs without the lock (concurrent=True); its timeout is clock time and includes the wait to get
+    # the lock back, so when it runs out, the CPU time spent decides: over budget is a slow pattern,
+    # under budget was a wait, and the search is tried again.
     start = time.thread_time()
     matches = []
     for name in names:
-        remaining = budget - (time.thread_time() - start)
-        try:
-            if remaining <= 0:
-                raise TimeoutError
-            matches.append(compiled.search(name, timeout=remaining, concurrent=True))
-        except TimeoutError:
-            raise OptionError(
-                option, f"regular expression {pattern!r} takes too long on these names; simplify it"
-            ) from None
+        while True:
+            spent = time.thread_time() - start
+            if spent >= budget:
+                raise OptionError(
+                    option, f"regular expression {pattern!r} takes too long on these names; simplify it"
+                )
+            try:
+                matches.append(compiled.search(name, timeout=max(budget - spent, _MIN_WAIT), concurrent=True))
+                break
+            except TimeoutError:
+                continue
     return matches
 
 

@@ -576,6 +576,7 @@ def test_pathological_regex_is_a_400_and_never_holds_the_server(names, route, pa
     while thread.is_alive():
         get_json(base, "/runs")
         answered.append(time.monotonic())
+        time.sleep(0.02)  # a steady stream of others, not a second load on two cores
     thread.join()
     response = outcome["response"]
     assert response.status_code == 400, response.text[:300]
@@ -744,7 +745,7 @@ def test_a_plain_regex_never_times_out_under_load():
     wait for its turn: with other threads holding the interpreter, a plain filter still answers."""
     from tb_aggregate_plugin.query import search_names
 
-    names = [f"cfg_{i}/seed_{i % 10}" for i in range(80)]
+    names = [f"cfg_{i}/seed_{i % 10}" for i in range(40)]
     stop = threading.Event()
 
     def busy() -> None:  # pure Python: holds the interpreter lock for whole switch intervals
@@ -755,10 +756,11 @@ def test_a_plain_regex_never_times_out_under_load():
     for hog in hogs:
         hog.start()
     try:
-        # Each search gives the lock back and must wait for it again: far longer than 0.05 s in all.
-        matches = search_names("runs", "seed_[0-4]$", names, budget=0.05)
+        # Each search gives the lock back and waits for it again, longer than this budget of 0.01 s
+        # in all and, often, than 0.01 s for one search.
+        matches = search_names("runs", "seed_[0-4]$", names, budget=0.01)
     finally:
         stop.set()
         for hog in hogs:
             hog.join()
-    assert [m is not None for m in matches] == [i % 10 < 5 for i in range(80)]
+    assert [m is not None for m in matches] == [i % 10 < 5 for i in range(40)]
