@@ -88,7 +88,12 @@ def unprivileged():
         for preexec in candidates:
             try:
                 done = subprocess.run(
-                    [sys.executable, "-c", "import os, sys, tensorboard; os.listdir(sys.argv[1])", locked],
+                    [
+                        sys.executable,
+                        "-c",
+                        "import os, sys, tensorboard; print('ok'); os.listdir(sys.argv[1])",
+                        locked,
+                    ],
                     preexec_fn=preexec,
                     capture_output=True,
                     text=True,
@@ -97,7 +102,8 @@ def unprivileged():
                 )
             except OSError:  # the interpreter itself is out of this user's reach
                 continue
-            if done.returncode != 0 and "PermissionError" in done.stderr:
+            # It runs TensorBoard, and the folder is refused to it.
+            if done.stdout.strip() == "ok" and "PermissionError" in done.stderr:
                 return preexec
     finally:
         remove_tree(probe)
