@@ -69,23 +69,24 @@ def _wait_loaded(base: str, runs: int, proc, log: str, timeout: float = 1800) ->
     CPU time: it loads once (``--reload_interval 0``), then idles.
     """
     deadline = time.monotonic() + timeout
-    last_cpu, idle_since = -1.0, None
+    quiet = 0
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"tensorboard exited ({proc.returncode}); see {log}")
         try:
-            listed = len(requests.get(f"{base}{SCALARS}/tags", timeout=30).json())
+            listed = len(requests.get(f"{base}{SCALARS}/tags", timeout=120).json())
         except (requests.RequestException, ValueError):
             listed = 0
-        cpu = measure.cpu_seconds(proc.pid)
-        if listed >= runs and cpu - last_cpu < 0.05:
-            idle_since = idle_since or time.monotonic()
-            if time.monotonic() - idle_since >= 2.0:
-                return
-        else:
-            idle_since = None
-        last_cpu = cpu
-        time.sleep(0.5)
+        if listed < runs:
+            quiet = 0
+            time.sleep(0.5)
+            continue
+        # Idle between two readings with no request of ours in between: twice in a row.
+        before = measure.cpu_seconds(proc.pid)
+        time.sleep(1.0)
+        quiet = quiet + 1 if measure.cpu_seconds(proc.pid) - before < 0.05 else 0
+        if quiet >= 2:
+            return
     raise TimeoutError(f"tensorboard did not load {runs} runs in {timeout} s; see {log}")
 
 
