@@ -1,6 +1,6 @@
 """Every benchmark against the peers, from one command; prints the ratios and the targets.
 
-    python benchmarks/run.py            # the full set (about 15 minutes on 2 cores, logdirs cached)
+    python benchmarks/run.py            # the full set (about 5 minutes on 2 cores once the logdirs exist)
     python benchmarks/run.py --quick    # small sizes, a minute or two: checks that everything runs
 
 Writes ``benchmarks/out/results-<time>.json`` (every number) and, unless ``--no-plot``, the plot
