@@ -220,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     with open(path, "w") as f:
         json.dump(results, f, indent=1, default=str)
     say("")
+    if args.quick:
+        say("(--quick: sizes too small for the ratios to say anything about the targets)")
     say(f"{'ratio':60} {'measured':>10}  {'target':10}")
     for name, (value, target, higher, unit) in results["ratios"].items():
         shown = "n/a" if value is None else (f"{value:.1f}{unit}" if unit else f"{value:.3f}")
