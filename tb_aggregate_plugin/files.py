@@ -12,6 +12,7 @@ import gzip
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
@@ -132,6 +133,11 @@ def _temp_prefix(path: str) -> str:
     return f".{os.path.basename(os.path.abspath(path))}.tb-aggregate-"  # abspath: "out/" is "out"
 
 
+def _temp_name(path: str, suffix: str) -> str:
+    """A fresh hidden name beside ``path`` (created by the caller, exclusively)."""
+    return os.path.join(_folder_of(path), f"{_temp_prefix(path)}{uuid.uuid4().hex}{suffix}")
+
+
 def _folder_of(path: str) -> str:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -154,8 +160,9 @@ def atomic_file(path: str, *, force: bool = False) -> Iterator[BinaryIO]:
     appeared meanwhile. On any error (or interruption that Python sees) the temporary file is removed.
     """
     check_target(path, force=force)
-    fd, temp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=_folder_of(path))
-    try:
+    temp = _temp_name(path, ".tmp")
+    try:  # the name is known before the file exists, so an interruption at any point can remove it
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
@@ -195,8 +202,9 @@ def atomic_dir(
     """
     check_target(path, force=force, folder=True, replaceable=replaceable)
     path = os.path.abspath(path)
-    temp = tempfile.mkdtemp(prefix=_temp_prefix(path), suffix=".tmp", dir=_folder_of(path))
+    temp = _temp_name(path, ".tmp")
     try:
+        os.mkdir(temp, 0o700)
         yield temp
         os.chmod(temp, _default_mode(0o777))
         _publish_dir(temp, path, force)
