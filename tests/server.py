@@ -35,19 +35,24 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2, what: str 
 
 
 @contextlib.contextmanager
-def tensorboard(
+def tensorboard_process(
     logdir: str,
     *,
     load_fast: bool = True,
     samples: int | None = 0,
     reload_interval: int = 1,
     extra: list[str] | None = None,
+    preexec_fn=None,
+    cwd: str | None = None,
+    env: dict | None = None,
+    ready=None,
 ):
-    """Run ``tensorboard --logdir logdir`` on a free port; yields the base URL (``http://127.0.0.1:P``).
+    """Run ``tensorboard --logdir logdir`` on a free port; yields ``(base_url, log_path)``.
 
     ``load_fast=True`` uses the Rust data server, ``False`` the Python multiplexer.
     ``samples`` is ``--samples_per_plugin scalars=N`` (0: every point; None: TensorBoard's default).
-    Waits until the Aggregate plugin answers and lists at least one run.
+    ``preexec_fn``, ``cwd`` and ``env`` (added to the environment) go to the process.
+    Waits until ``ready(base_url)`` is true; by default, until the Aggregate plugin lists a run.
     """
     port = free_port()
     args = [
@@ -69,16 +74,22 @@ def tensorboard(
     args += extra or []
     log = tempfile.NamedTemporaryFile(prefix="tensorboard-", suffix=".log", delete=False)
     proc = subprocess.Popen(
-        args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        args,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        preexec_fn=preexec_fn,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
     )
     base = f"http://127.0.0.1:{port}"
+    if ready is None:
+
+        def ready(url):
+            return requests.get(f"{url}/data/plugin/aggregate/runs", timeout=5).json()["runs"]
+
     try:
-        wait_for(
-            lambda: requests.get(f"{base}/data/plugin/aggregate/runs", timeout=5).json()["runs"],
-            timeout=90,
-            what=f"tensorboard on {logdir} (log: {log.name})",
-        )
-        yield base
+        wait_for(lambda: ready(base), timeout=90, what=f"tensorboard on {logdir} (log: {log.name})")
+        yield base, log.name
     finally:
         proc.terminate()
         try:
@@ -86,3 +97,10 @@ def tensorboard(
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@contextlib.contextmanager
+def tensorboard(logdir: str, **options):
+    """:func:`tensorboard_process` yielding the base URL only (``http://127.0.0.1:P``)."""
+    with tensorboard_process(logdir, **options) as (base, _):
+        yield base

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 import requests
 from rawread import read_run
-from server import free_port, tensorboard, wait_for
+from server import tensorboard, tensorboard_process, wait_for
 from writers import noisy_curve, write_run
 
 pytestmark = pytest.mark.server
@@ -114,51 +114,22 @@ def unprivileged():
 def serve(logdir: str, mode: str, *, preexec=None, cwd: str | None = None, reload_interval: int = 1):
     """A real ``tensorboard`` on ``logdir`` (every point kept); yields ``(base_url, log_path)``.
 
-    Unlike ``server.tensorboard`` it may run unprivileged and in a chosen working folder, and it only
-    waits for the plugin to answer (a logdir may have nothing TensorBoard can load).
+    It may run unprivileged and in a chosen working folder, and it only waits for the plugin to
+    answer (a logdir may have nothing TensorBoard can load).
     """
-    port = free_port()
-    args = [
-        sys.executable,
-        "-m",
-        "tensorboard.main",
-        "--logdir",
-        logdir,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        f"--load_fast={'true' if mode == 'rust' else 'false'}",
-        "--reload_interval",
-        str(reload_interval),
-        "--samples_per_plugin",
-        "scalars=0",
-    ]
-    log = tempfile.NamedTemporaryFile(prefix="tensorboard-", suffix=".log", delete=False)
     own_cwd = None if cwd else world_readable_dir("tb_cwd_")
-    proc = subprocess.Popen(
-        args,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=cwd or own_cwd,
-        preexec_fn=preexec,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", "HOME": cwd or own_cwd},
-    )
-    base = f"http://127.0.0.1:{port}"
     try:
-        wait_for(
-            lambda: requests.get(f"{base}{PLUGIN}/runs", timeout=5).status_code == 200,
-            timeout=90,
-            what=f"tensorboard on {logdir} (log: {log.name})",
-        )
-        yield base, log.name
+        with tensorboard_process(
+            logdir,
+            load_fast=mode == "rust",
+            reload_interval=reload_interval,
+            preexec_fn=preexec,
+            cwd=cwd or own_cwd,
+            env={"HOME": cwd or own_cwd},
+            ready=lambda base: requests.get(f"{base}{PLUGIN}/runs", timeout=5).status_code == 200,
+        ) as served:
+            yield served
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
         if own_cwd:
             remove_tree(own_cwd)
 
