@@ -41,7 +41,7 @@ setup(
     },
     entry_points={
         "tensorboard_plugins": ["aggregate = tb_aggregate_plugin.plugin:AggregatePlugin"],
-        "console_scripts": ["tb-aggregate = tb_aggregate_plugin.cli:main"],
+        "console_scripts": ["tb-aggregate = tb_aggregate_plugin.cli:entry_point"],
     },
     classifiers=["Framework :: TensorBoard", "Programming Language :: Python :: 3"],
 )

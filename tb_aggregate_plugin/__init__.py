@@ -6,20 +6,35 @@ Public API: :func:`aggregate` (a logdir path or a DataProvider in, a tidy DataFr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from .engine import Result, UnknownTagError, run
 from .query import OptionError, Query
-from .source import Source, logdir_source
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .engine import Result, UnknownTagError
 
 __version__ = "0.1.0"
 __all__ = ["aggregate", "Query", "OptionError", "UnknownTagError", "Result", "compute", "__version__"]
 
 
+def __getattr__(name: str) -> Any:
+    # The engine (pandas, scipy) is imported on first use, so that `tb-aggregate` can start loading
+    # the logdir while it imports.
+    if name in ("Result", "UnknownTagError"):
+        from . import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def compute(source: Any, query: Query, *, loader: str = "auto", experiment_id: str = "") -> Result:
     """Run ``query`` on a logdir path, a DataProvider or a :class:`Source`; returns the full Result."""
+    from .engine import run
+    from .loading import logdir_source
+    from .source import Source
+
     if isinstance(source, Source):
         return run(query, source)
     if isinstance(source, str) or hasattr(source, "__fspath__"):

@@ -13,12 +13,14 @@ import json
 import os
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import __version__
-from .engine import Result
-from .stats import BAND_BOUNDS
+
+if TYPE_CHECKING:
+    from .engine import Result
 
 MANIFEST = ".tb-aggregate.json"
 # Characters that are not safe (or not portable) in a folder name.
@@ -28,6 +30,8 @@ _MAX_COMPONENT_BYTES = 200
 
 def statistics(result: Result) -> list[tuple[str, str]]:
     """``(run name, frame column)`` for each statistic written: the center, the reductions, the band edges."""
+    from .stats import BAND_BOUNDS
+
     query = result.query
     plan = {query.center: query.center}
     for name in query.reductions:

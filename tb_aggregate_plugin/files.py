@@ -14,11 +14,10 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-import pandas as pd
-
-from . import export
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Extensions in the order they are tried (".csv.gz" before ".csv" would not matter, but be explicit).
 EXTENSIONS = {".csv.gz": "csv.gz", ".csv": "csv", ".json": "json", ".xlsx": "xlsx", ".parquet": "parquet"}
@@ -71,6 +70,8 @@ def write_table(
         MissingLibrary: the format's optional library is missing.
         OSError: the file could not be written (nothing is left under ``path``).
     """
+    from . import export  # pandas: imported once there is a table to write
+
     check_available(fmt)
     if fmt == "xlsx" and len(table) > XLSX_MAX_ROWS:
         raise OSError(f"{len(table)} rows do not fit in an .xlsx sheet ({XLSX_MAX_ROWS}); use .parquet")
@@ -85,20 +86,13 @@ def write_table(
         elif fmt == "json":
             handle.write(export.to_json(table, meta))
         elif fmt == "xlsx":
-            _inert_names(table).to_excel(handle, index=False, sheet_name="aggregate", engine="openpyxl")
+            # openpyxl stores a string starting with "=" as a formula: names from logs must stay text.
+            named = export.with_inert_names(table)
+            named.to_excel(handle, index=False, sheet_name="aggregate", engine="openpyxl")
         elif fmt == "parquet":
             table.to_parquet(handle, index=False, engine="pyarrow")
         else:
             raise ValueError(f"unknown format {fmt!r}")
-
-
-def _inert_names(table: pd.DataFrame) -> pd.DataFrame:
-    # openpyxl stores a string starting with "=" as a formula: names from logs must stay text.
-    table = table.copy(deep=False)
-    for column in export.NAME_COLUMNS:
-        if column in table.columns:
-            table[column] = table[column].astype(str).map(export.inert)
-    return table
 
 
 def check_target(

@@ -1,23 +1,18 @@
 """Reading scalar series through a TensorBoard DataProvider into numpy arrays, with a cache.
 
-A :class:`Source` wraps any ``DataProvider`` (the plugin passes TensorBoard's own). From a logdir path,
-:func:`open_logdir` starts TensorBoard's Rust data server, or its Python multiplexer when the data
-server is missing or when repeated steps must be kept (the data server keeps only the last write of
-a repeated step), always keeping every point.
+A :class:`Source` wraps any ``DataProvider``: the plugin passes TensorBoard's own; for a logdir path,
+:mod:`loading` opens one with TensorBoard's loaders.
 """
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures
-import contextlib
 import dataclasses
 import functools
 import itertools
 import logging
 import os
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -89,6 +84,7 @@ class Source:
         max_memo_bytes: int = DEFAULT_MEMO_BYTES,
         ctx: tb_context.RequestContext | None = None,
         fast_path: bool = True,
+        read_threads: int = READ_THREADS,
         logdir: str | None = None,
         health: LogdirHealth | None = None,
     ):
@@ -96,13 +92,14 @@ class Source:
         self.experiment_id = experiment_id
         self.sample_limit = sample_limit
         self.max_cache_points = max_cache_points
+        self.read_threads = read_threads
         self._ctx = ctx or tb_context.RequestContext()
         self._cache: collections.OrderedDict[tuple[str, str], tuple[SeriesInfo, Series]] = (
             collections.OrderedDict()
         )
         self._cached_points = 0
         self._lock = threading.Lock()
-        self._fast_reader = _grpc_reader(provider) if fast_path else None
+        self._fast_reader = array_reader(provider) if fast_path else None
         self._listing: tuple[float, dict[str, dict[str, SeriesInfo]]] | None = None
         self._memo: collections.OrderedDict[tuple, tuple[object, int]] = collections.OrderedDict()
         self._memo_bytes = 0
@@ -286,7 +283,7 @@ class Source:
             try:
                 # The data server builds the next response while this process decodes one (gRPC
                 # waits without holding the GIL): two requests in flight use both sides at once.
-                with concurrent.futures.ThreadPoolExecutor(min(READ_THREADS, len(filters))) as pool:
+                with concurrent.futures.ThreadPoolExecutor(min(self.read_threads, len(filters))) as pool:
                     for got in pool.map(functools.partial(self._fast_reader, self.experiment_id), filters):
                         out.update(got)
             except Exception as exc:  # fall back to the public interface, once and for all
@@ -327,6 +324,14 @@ def _hparam_value(value) -> object:
     return None
 
 
+def array_reader(provider) -> Callable | None:
+    """A reader of ``(experiment_id, RunTagFilter or None for all) -> {(run, tag): Series}`` that skips
+    the public ``read_scalars`` (one Python object per point), when the provider offers one; else
+    ``None``."""
+    arrays = getattr(provider, "read_scalar_arrays", None)  # a logdir loaded slice by slice
+    return arrays if callable(arrays) else _grpc_reader(provider)
+
+
 def _grpc_reader(provider) -> Callable | None:
     """A reader that decodes the Rust data server's ReadScalars response straight into numpy.
 
@@ -342,12 +347,16 @@ def _grpc_reader(provider) -> Callable | None:
     except ImportError:
         return None
 
-    def read(experiment_id: str, rtf: tb_provider.RunTagFilter) -> dict[tuple[str, str], Series]:
+    def read(experiment_id: str, rtf: tb_provider.RunTagFilter | None) -> dict[tuple[str, str], Series]:
         req = data_provider_pb2.ReadScalarsRequest()
         req.experiment_id = experiment_id
         req.plugin_filter.plugin_name = SCALARS
-        req.run_tag_filter.runs.names[:] = list(rtf.runs)
-        req.run_tag_filter.tags.names[:] = list(rtf.tags)
+        if rtf is not None and rtf.runs is not None:  # an unset filter: every run
+            req.run_tag_filter.runs.SetInParent()
+            req.run_tag_filter.runs.names[:] = list(rtf.runs)
+        if rtf is not None and rtf.tags is not None:
+            req.run_tag_filter.tags.SetInParent()
+            req.run_tag_filter.tags.names[:] = list(rtf.tags)
         req.downsample.num_points = ALL_POINTS
         with grpc_provider._translate_grpc_error():
             res = stub.ReadScalars(req)
@@ -363,134 +372,3 @@ def _grpc_reader(provider) -> Callable | None:
         return out
 
     return read
-
-
-class LoadedLogdir:
-    """A logdir loaded by one of TensorBoard's loaders; ``close()`` stops a data server."""
-
-    def __init__(self, provider, loader: str, closer: Callable[[], None] | None = None):
-        self.provider = provider
-        self.loader = loader
-        self._closer = closer
-
-    def close(self) -> None:
-        if self._closer is not None:
-            self._closer()
-            self._closer = None
-
-    def __enter__(self) -> LoadedLogdir:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-@contextlib.contextmanager
-def logdir_source(
-    logdir: str, *, dup_steps: str = "last", loader: str = "auto", factory: type[Source] = Source
-) -> Iterator[tuple[Source, str]]:
-    """A :class:`Source` over every point of ``logdir``, loaded as ``dup_steps`` needs; yields
-    ``(source, loader used)`` and stops the loader afterwards. The one way a path is opened."""
-    health = LogdirHealth(logdir) if os.path.isdir(logdir) else None
-    if health is not None:
-        # Check the files' framing while the loader reads them (this process only waits meanwhile);
-        # the first problems() call then finds the work done.
-        threading.Thread(target=_quietly, args=(health.problems,), daemon=True).start()
-    with open_logdir(logdir, loader=loader, keep_repeated_steps=dup_steps != "last") as loaded:
-        # Read once and closed after: nothing to keep for a next request.
-        source = factory(loaded.provider, logdir=logdir, health=health, max_cache_points=0, max_memo_bytes=0)
-        yield source, loaded.loader
-
-
-def _quietly(task: Callable[[], object]) -> None:
-    try:
-        task()
-    except Exception as exc:  # the same check runs again when asked; it reports there
-        logger.info("background logdir check failed: %s", exc)
-
-
-def open_logdir(logdir: str, *, loader: str = "auto", keep_repeated_steps: bool = False) -> LoadedLogdir:
-    """Load every point of every run under ``logdir`` with TensorBoard's own loaders.
-
-    ``loader``: ``auto`` (Rust data server if installed, unless ``keep_repeated_steps``), ``rust`` or
-    ``python``. ``keep_repeated_steps`` keeps both writes of a step logged twice (needed for
-    ``dup_steps=first|mean``); the data server always keeps only the last one.
-    """
-    if not os.path.isdir(logdir):
-        raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
-    if loader not in ("auto", "rust", "python"):
-        raise ValueError(f"loader: {loader!r} is not one of auto, rust, python")
-    if loader == "rust" or (loader == "auto" and not keep_repeated_steps):
-        try:
-            return _open_with_data_server(logdir)
-        except Exception as exc:
-            if loader == "rust":
-                raise
-            logger.info("data server unavailable (%s); using the Python loader", exc)
-    return _open_with_multiplexer(logdir)
-
-
-def _open_with_multiplexer(logdir: str) -> LoadedLogdir:
-    from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
-
-    multiplexer = plugin_event_multiplexer.EventMultiplexer(
-        size_guidance={"scalars": 0, "tensors": 0},
-        tensor_size_guidance={SCALARS: 0, HPARAMS: 0},
-        purge_orphaned_data=False,
-    )
-    multiplexer.AddRunsFromDirectory(logdir)
-    multiplexer.Reload()
-    return LoadedLogdir(data_provider.MultiplexerDataProvider(multiplexer, logdir), "python")
-
-
-def _open_with_data_server(logdir: str, timeout: float = 600.0) -> LoadedLogdir:
-    """Start TensorBoard's Rust data server on ``logdir`` and wait for its one full load."""
-    import grpc
-    from tensorboard.data import grpc_provider, server_ingester
-
-    binary = server_ingester.get_server_binary()
-    tmp = tempfile.TemporaryDirectory(prefix="tb_aggregate_")
-    port_file = os.path.join(tmp.name, "port")
-    args = [
-        binary.path,
-        f"--logdir={os.path.abspath(logdir)}",
-        "--reload=once",
-        f"--samples-per-plugin={SCALARS}=all,{HPARAMS}=all",
-        "--port=0",
-        f"--port-file={port_file}",
-        "--die-after-stdin",
-        "--verbose",  # its log says when the load cycle is finished
-    ]
-    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    def close() -> None:
-        try:
-            proc.stdin.close()
-            proc.wait(timeout=5)
-        except Exception:
-            proc.kill()
-        tmp.cleanup()
-
-    deadline = time.monotonic() + timeout
-    try:
-        for line in proc.stderr:
-            if "Finished load cycle" in line:
-                break
-            if time.monotonic() > deadline:
-                raise TimeoutError("data server did not finish loading")
-        else:
-            raise RuntimeError(f"data server exited with status {proc.wait()}")
-        # Keep draining its log so the pipe never fills and blocks it.
-        threading.Thread(target=collections.deque, args=(proc.stderr, 0), daemon=True).start()
-        with open(port_file) as f:
-            port = int(f.read())
-        channel = grpc.insecure_channel(
-            f"localhost:{port}",
-            options=[("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)],
-        )
-        stub = grpc_provider.make_stub(channel)
-        provider = grpc_provider.GrpcDataProvider(f"localhost:{port}", stub)
-    except BaseException:
-        close()
-        raise
-    return LoadedLogdir(provider, "rust", close)

@@ -72,6 +72,18 @@ def test_csv_round_trips_every_float_and_keeps_each_name_one_cell():
         assert not row[0].startswith(("=", "+", "-", "@", "\t", "\r"))
 
 
+def test_csv_bytes_are_those_pandas_writes():
+    table = _table()
+    table["std"] = [np.inf, -np.inf, np.nan, 0.5] * 3 + [1e-5]
+    table["flag"] = table["n"] % 2 == 0
+    inert = table.assign(
+        tag=[export.inert(t) for t in table["tag"]], group=[export.inert(g) for g in table["group"]]
+    )
+    buffer = io.StringIO()
+    inert.to_csv(buffer, index=False, lineterminator="\r\n")
+    assert export.to_csv(table) == buffer.getvalue().encode("utf-8")
+
+
 def test_json_round_trips_and_has_no_nan():
     table = _table()
     payload = json.loads(export.to_json(table, {"note": "x"}))

@@ -11,8 +11,9 @@ import pytest
 from writers import noisy_curve, write_run
 
 from tb_aggregate_plugin import engine, stats
+from tb_aggregate_plugin.loading import open_logdir
 from tb_aggregate_plugin.query import Query
-from tb_aggregate_plugin.source import Source, open_logdir
+from tb_aggregate_plugin.source import Source
 
 QUERIES = [
     {},

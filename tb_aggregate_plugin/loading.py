@@ -1,0 +1,210 @@
+"""Opening a logdir path with TensorBoard's own loaders, every point kept.
+
+:func:`open_logdir` starts TensorBoard's Rust data server, or its Python multiplexer when the data
+server is missing or when repeated steps must be kept (the data server keeps only the last write of
+a repeated step). A logdir larger than ``sliced.SLICE_BYTES`` is loaded by the data server a slice
+of runs at a time (see :mod:`sliced`), so no loader ever holds all of it at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+
+from . import sliced
+from .health import LogdirHealth
+from .source import HPARAMS, SCALARS, Source
+
+logger = logging.getLogger(__name__)
+
+
+class LoadedLogdir:
+    """A logdir loaded by one of TensorBoard's loaders; ``close()`` stops a data server."""
+
+    def __init__(self, provider, loader: str, closer: Callable[[], None] | None = None):
+        self.provider = provider
+        self.loader = loader
+        self._closer = closer
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer()
+            self._closer = None
+
+    def __enter__(self) -> LoadedLogdir:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@contextlib.contextmanager
+def logdir_source(
+    logdir: str,
+    *,
+    dup_steps: str = "last",
+    loader: str = "auto",
+    factory: type[Source] = Source,
+    meanwhile: Callable[[], object] | None = None,
+) -> Iterator[tuple[Source, str]]:
+    """A :class:`Source` over every point of ``logdir``, loaded as ``dup_steps`` needs; yields
+    ``(source, loader used)`` and stops the loader afterwards. The one way a path is opened.
+
+    ``meanwhile`` is called once while TensorBoard's data server loads (the CLI imports the engine).
+    """
+    health = LogdirHealth(logdir) if os.path.isdir(logdir) else None  # checked when first asked
+    with open_logdir(
+        logdir, loader=loader, keep_repeated_steps=dup_steps != "last", meanwhile=meanwhile
+    ) as loaded:
+        # Read once and closed after: nothing to keep for a next request.
+        source = factory(loaded.provider, logdir=logdir, health=health, max_cache_points=0, max_memo_bytes=0)
+        yield source, loaded.loader
+
+
+def open_logdir(
+    logdir: str,
+    *,
+    loader: str = "auto",
+    keep_repeated_steps: bool = False,
+    slice_bytes: int | None = sliced.SLICE_BYTES,
+    meanwhile: Callable[[], object] | None = None,
+) -> LoadedLogdir:
+    """Load every point of every run under ``logdir`` with TensorBoard's own loaders.
+
+    ``loader``: ``auto`` (Rust data server if installed, unless ``keep_repeated_steps``), ``rust`` or
+    ``python``. ``keep_repeated_steps`` keeps both writes of a step logged twice (needed for
+    ``dup_steps=first|mean``); the data server always keeps only the last one. With the data server,
+    a logdir of more than ``slice_bytes`` of event files is loaded in slices of about that size
+    (``None``: all at once). ``meanwhile`` is called once, while the data server loads if one does.
+    """
+    if not os.path.isdir(logdir):
+        raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
+    if loader not in ("auto", "rust", "python"):
+        raise ValueError(f"loader: {loader!r} is not one of auto, rust, python")
+    pending = [meanwhile] if meanwhile is not None else []
+
+    def run_meanwhile() -> None:
+        while pending:
+            pending.pop()()
+
+    if loader == "rust" or (loader == "auto" and not keep_repeated_steps):
+        try:
+            return _load_with_data_server(logdir, slice_bytes, run_meanwhile)
+        except Exception as exc:
+            if loader == "rust":
+                raise
+            logger.info("data server unavailable (%s); using the Python loader", exc)
+    run_meanwhile()
+    return _open_with_multiplexer(logdir)
+
+
+def _load_with_data_server(
+    logdir: str, slice_bytes: int | None, meanwhile: Callable[[], None]
+) -> LoadedLogdir:
+    if slice_bytes:
+        runs = sliced.event_files(logdir)
+        slices = sliced.plan({run: sum(files.values()) for run, files in runs.items()}, slice_bytes)
+        if len(slices) > 1:
+            return LoadedLogdir(sliced.load(runs, slices, DataServer, meanwhile), "rust")
+    server = DataServer(logdir)
+    try:
+        meanwhile()
+    except BaseException:
+        server.close()
+        raise
+    return server.wait()
+
+
+def _open_with_multiplexer(logdir: str) -> LoadedLogdir:
+    from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
+
+    multiplexer = plugin_event_multiplexer.EventMultiplexer(
+        size_guidance={"scalars": 0, "tensors": 0},
+        tensor_size_guidance={SCALARS: 0, HPARAMS: 0},
+        purge_orphaned_data=False,
+    )
+    multiplexer.AddRunsFromDirectory(logdir)
+    multiplexer.Reload()
+    return LoadedLogdir(data_provider.MultiplexerDataProvider(multiplexer, logdir), "python")
+
+
+class DataServer:
+    """TensorBoard's Rust data server, started on ``logdir`` to load it once; :meth:`wait` for it.
+
+    Starting needs only light imports, so a caller can start it first and do its own work (imports)
+    while it loads. A thread only reads its log (never imports): the log says when loading is done,
+    and a pipe left unread would fill and block the server.
+    """
+
+    def __init__(self, logdir: str):
+        from tensorboard.data import server_ingester
+
+        binary = server_ingester.get_server_binary()
+        self._tmp = tempfile.TemporaryDirectory(prefix="tb_aggregate_")
+        self._port_file = os.path.join(self._tmp.name, "port")
+        args = [
+            binary.path,
+            f"--logdir={os.path.abspath(logdir)}",
+            "--reload=once",
+            f"--samples-per-plugin={SCALARS}=all,{HPARAMS}=all",
+            "--port=0",
+            f"--port-file={self._port_file}",
+            "--die-after-stdin",
+            "--verbose",  # its log says when the load cycle is finished
+        ]
+        try:
+            self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        except BaseException:
+            self._tmp.cleanup()
+            raise
+        self._loaded = False
+        self._done = threading.Event()  # loaded, or exited without loading
+        threading.Thread(target=self._read_log, daemon=True).start()
+
+    def _read_log(self) -> None:
+        for line in self._proc.stderr:
+            if not self._done.is_set() and "Finished load cycle" in line:
+                self._loaded = True
+                self._done.set()
+        self._done.set()
+
+    def wait(self, timeout: float = 600.0) -> LoadedLogdir:
+        """The loaded logdir (``close()`` stops the server); stops it and raises if it fails."""
+        try:
+            import grpc
+            from tensorboard.data import grpc_provider
+
+            if not self._done.wait(timeout):
+                raise TimeoutError("data server did not finish loading")
+            if not self._loaded:
+                raise RuntimeError(f"data server exited with status {self._proc.wait()}")
+            with open(self._port_file) as f:
+                port = int(f.read())
+            channel = grpc.insecure_channel(
+                f"localhost:{port}",
+                options=[("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)],
+            )
+            stub = grpc_provider.make_stub(channel)
+            provider = grpc_provider.GrpcDataProvider(f"localhost:{port}", stub)
+        except BaseException:
+            self.close()
+            raise
+        return LoadedLogdir(provider, "rust", self.close)
+
+    def close(self) -> None:
+        try:
+            self._proc.stdin.close()
+            self._proc.wait(timeout=5)
+        except Exception:
+            self._proc.kill()
+        self._tmp.cleanup()
+
+
+def _open_with_data_server(logdir: str) -> LoadedLogdir:
+    """Start TensorBoard's Rust data server on ``logdir`` and wait for its one full load."""
+    return DataServer(logdir).wait()

@@ -1,0 +1,177 @@
+"""A large logdir loaded a slice of runs at a time gives what one load of the whole logdir gives.
+
+Real event files from both writers, real Rust data servers (one per slice, and one for the whole
+logdir); the raw event records (tests/rawread.py) say what every series must hold.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import tempfile
+
+import numpy as np
+import pytest
+from rawread import read_logdir
+from writers import noisy_curve, write_run
+
+from tb_aggregate_plugin import Query, compute, loading, sliced
+from tb_aggregate_plugin.source import Source
+
+
+@pytest.fixture(scope="module")
+def logdir(tmp_path_factory):
+    """Nested and ragged runs, a run inside a run's folder, hparams in a child run, NaN values."""
+    root = tmp_path_factory.mktemp("sliced_logs")
+    for i in range(7):
+        steps = np.arange(0, 200 + 30 * i, 1 + i % 2)
+        values = noisy_curve(len(steps), i)
+        if i == 3:
+            values[4] = np.nan
+        scalars = {"loss": (steps, values), "acc": (steps, 1 - values / 4)}
+        if i % 3 == 0:
+            scalars["val/loss"] = (steps[::7], values[::7])
+        write_run(str(root), f"lr={0.1 * (1 + i % 2)}/seed_{i}", scalars, writer="tbx" if i % 2 else "tb")
+    # A run with a run inside its folder, and PyTorch's way of writing hparams: into a child run.
+    write_run(str(root), "parent", {"loss": (np.arange(50), noisy_curve(50, 9))})
+    write_run(str(root), "parent/inner", {"loss": (np.arange(40), noisy_curve(40, 10))})
+    write_run(str(root), "hp/1700000000.1", {}, hparams={"lr": 0.5, "opt": "sgd"})
+    write_run(str(root), "hp", {"loss": (np.arange(30), noisy_curve(30, 11))})
+    return root
+
+
+def _sizes(logdir) -> dict[str, int]:
+    return {run: sum(files.values()) for run, files in sliced.event_files(str(logdir)).items()}
+
+
+def _everything(source: Source):
+    listing = source.list_scalars()
+    return source.read({run: list(tags) for run, tags in listing.items()}, listing)
+
+
+def test_event_files_are_found_as_the_data_server_finds_runs(logdir):
+    runs = sliced.event_files(str(logdir))
+    with loading.open_logdir(str(logdir), loader="rust", slice_bytes=None) as whole:
+        listed = Source(whole.provider).list_scalars()
+    assert set(listed) <= set(runs)  # every run with scalars; the hparams-only child has none
+    assert set(runs) - set(listed) == {"hp/1700000000.1"}
+    for run, files in runs.items():
+        on_disk = glob.glob(os.path.join(str(logdir), *run.split("/"), "*tfevents*"))
+        assert sorted(files) == sorted(on_disk)
+        assert all(size == os.path.getsize(path) for path, size in files.items())
+
+
+def test_a_link_back_up_is_not_followed_forever(tmp_path):
+    write_run(str(tmp_path), "a", {"loss": ([0, 1], [1.0, 2.0])})
+    os.symlink(str(tmp_path), str(tmp_path / "a" / "loop"))
+    os.symlink(str(tmp_path / "a"), str(tmp_path / "again"))  # a second name for a run: two runs
+    assert sorted(sliced.event_files(str(tmp_path))) == ["a", "again"]
+
+
+def test_plan_keeps_order_and_size_and_a_run_with_the_runs_inside_it():
+    sizes = {"a": 5, "a/x": 5, "a-b": 10, "b": 4, "c": 4, "c/d/e": 4, "d": 30}
+    slices = sliced.plan(sizes, 12)
+    assert [run for s in slices for run in s] == ["a", "a/x", "a-b", "b", "c", "c/d/e", "d"]
+    assert slices == [["a", "a/x"], ["a-b"], ["b", "c", "c/d/e"], ["d"]]
+    assert sliced.plan(sizes, 10**9) == [sorted(sizes, key=lambda r: r.split("/"))]
+    assert sliced.plan({}, 10) == []
+
+
+def test_sliced_load_holds_every_point_of_every_run(logdir):
+    sizes = _sizes(logdir)
+    slice_bytes = max(sizes.values()) + 1  # several slices, none empty
+    assert len(sliced.plan(sizes, slice_bytes)) >= 4
+    with loading.open_logdir(str(logdir), loader="rust", slice_bytes=slice_bytes) as parts:
+        assert isinstance(parts.provider, sliced.SnapshotProvider)
+        source = Source(parts.provider)
+        assert source.uses_fast_path
+        got = _everything(source)
+        hparams = source.hparams()
+    raw = read_logdir(str(logdir))
+    assert sorted(got) == sorted((run, tag) for run in raw for tag in raw[run])
+    for (run, tag), series in got.items():
+        steps, walls, values = (np.array(column) for column in zip(*raw[run][tag]))
+        np.testing.assert_array_equal(series.step, steps)
+        np.testing.assert_allclose(series.wall, walls, rtol=0, atol=1e-6)
+        np.testing.assert_array_equal(series.value, values.astype(np.float32).astype(np.float64))
+    assert hparams["hp"] == {"lr": 0.5, "opt": "sgd"}
+
+
+def test_sliced_and_whole_loads_give_the_same_listing_series_hparams_and_result(logdir):
+    query = Query(group_by="auto", reductions=("mean", "std", "median", "min", "max", "count"))
+    slice_bytes = max(_sizes(logdir).values()) + 1
+    with loading.open_logdir(str(logdir), loader="rust", slice_bytes=slice_bytes) as parts:
+        a = Source(parts.provider)
+        a_series, a_hparams = _everything(a), a.hparams()
+        a_table = compute(a, query).table()
+    with loading.open_logdir(str(logdir), loader="rust", slice_bytes=None) as whole:
+        b = Source(whole.provider)
+        b_series, b_hparams = _everything(b), b.hparams()
+        b_listing = b.list_scalars()
+        b_table = compute(b, query).table()
+    assert sorted(a_series) == sorted(b_series)
+    for key in a_series:
+        for field in ("step", "wall", "value"):
+            np.testing.assert_array_equal(getattr(a_series[key], field), getattr(b_series[key], field))
+    assert {r: sorted(t) for r, t in a.list_scalars().items()} == {r: sorted(t) for r, t in b_listing.items()}
+    for run, tags in b_listing.items():  # the listing's largest step and wall time agree
+        for tag, info in tags.items():
+            assert a.list_scalars()[run][tag].max_step == info.max_step
+            assert a.list_scalars()[run][tag].max_wall_time == pytest.approx(info.max_wall_time, abs=1e-6)
+    assert a_hparams == b_hparams
+    assert a_table.equals(b_table)
+
+
+def test_runs_sharing_their_steps_share_one_array(tmp_path):
+    for i, steps in enumerate([np.arange(0, 90, 3), np.arange(0, 90, 3), np.arange(0, 91, 3)]):
+        write_run(str(tmp_path), f"seed_{i}", {"loss": (steps, noisy_curve(len(steps), i))}, writer="tbx")
+    with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=1) as parts:  # a slice per run
+        got = _everything(Source(parts.provider))
+    a, b, c = (got[(f"seed_{i}", "loss")].step for i in range(3))
+    assert a is b and np.array_equal(a, np.arange(0, 90, 3))
+    assert c is not a and np.array_equal(c, np.arange(0, 91, 3))
+
+
+def test_public_read_scalars_of_the_snapshot(logdir):
+    with loading.open_logdir(str(logdir), loader="rust", slice_bytes=1) as parts:
+        fast, public = Source(parts.provider), Source(parts.provider, fast_path=False)
+        a, b = _everything(fast), _everything(public)
+        last = parts.provider.read_last_scalars(experiment_id="", plugin_name="scalars")
+    assert sorted(a) == sorted(b)
+    for key in a:
+        np.testing.assert_array_equal(a[key].value, b[key].value)
+        assert last[key[0]][key[1]].step == a[key].step[-1]
+
+
+def _leftovers() -> tuple[list[str], list[int]]:
+    folders = glob.glob(os.path.join(tempfile.gettempdir(), "tb_aggregate_*"))
+    me = str(os.getpid())
+    children = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if pid.isdigit() and f.read().rsplit(")", 1)[1].split()[1] == me:
+                    children.append(int(pid))
+        except OSError:
+            continue
+    return folders, children
+
+
+def test_a_failure_while_reading_a_slice_stops_every_server_and_removes_the_links(logdir, monkeypatch):
+    before = _leftovers()
+    calls = []
+
+    def failing_take(self, provider, experiment_id=""):
+        calls.append(provider)
+        if len(calls) == 2:
+            raise RuntimeError("reading failed")
+        return original(self, provider, experiment_id)
+
+    original = sliced.SnapshotProvider.take
+    monkeypatch.setattr(sliced.SnapshotProvider, "take", failing_take)
+    with pytest.raises(RuntimeError, match="reading failed"):
+        loading.open_logdir(str(logdir), loader="rust", slice_bytes=1)
+    assert len(calls) == 2
+    folders, children = _leftovers()
+    assert set(folders) <= set(before[0])
+    assert [pid for pid in children if pid not in before[1] and os.path.exists(f"/proc/{pid}")] == []
