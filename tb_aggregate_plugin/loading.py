@@ -197,11 +197,13 @@ class DataServer:
         return LoadedLogdir(provider, "rust", self.close)
 
     def close(self) -> None:
+        """Stop the server (again: nothing)."""
         try:
-            self._proc.stdin.close()
+            self._proc.stdin.close()  # it exits when its stdin closes
             self._proc.wait(timeout=5)
         except Exception:
             self._proc.kill()
+            self._proc.wait()
         self._tmp.cleanup()
 
 

@@ -4,13 +4,15 @@ TensorBoard's data server keeps every point of every run it loads (about 55 byte
 that while it loads). For one computation over a large logdir, the runs are split into slices of
 about ``slice_bytes`` of event files; each slice is loaded by its own data server, from a folder of
 links to the slice's event files (so every run keeps its name), read into numpy arrays, and that
-server is stopped before the next one starts. What stays is the arrays (24 bytes per point, 16
-where runs share their steps), served by :class:`SnapshotProvider`.
+server is stopped; the next slice loads meanwhile. What stays is the arrays (at most 24 bytes per
+point: steps shared between runs that share them, values kept as float32 when that is exact),
+served by :class:`SnapshotProvider`.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -23,8 +25,8 @@ from tensorboard.data import provider as tb_provider
 from .source import HPARAMS, SCALARS, Series, Source, array_reader
 
 # A logdir with more event-file bytes than this is loaded in slices of about this size: a slice's
-# data server then peaks at about 70 MB (files of one event per step hold ~25 bytes per point).
-SLICE_BYTES = 16 * 2**20
+# data server then peaks at about 60 MB (files of one event per step hold ~25 bytes per point).
+SLICE_BYTES = 12 * 2**20
 
 
 def event_files(logdir: str) -> dict[str, dict[str, int]]:
@@ -89,23 +91,30 @@ def load(
     start_server: Callable[[str], Any],
     meanwhile: Callable[[], object] | None = None,
 ) -> SnapshotProvider:
-    """Every point of the runs of each slice, one slice after the other, each loaded by a server
-    ``start_server(folder)`` whose ``wait()`` gives the loaded logdir (``provider``, ``close()``).
+    """Every point of the runs of each slice, each slice loaded by a server ``start_server(folder)``
+    whose ``wait()`` gives the loaded logdir (``provider``, ``close()``) and ``close()`` stops it.
 
-    ``meanwhile`` is called once, while the first slice loads.
+    The next slice's server starts loading while this one is read (reading keeps one core busy,
+    loading both), so at most two run at once. ``meanwhile`` is called while the first one loads.
     """
     snapshot = SnapshotProvider()
-    for number, names in enumerate(slices):
-        with tempfile.TemporaryDirectory(prefix="tb_aggregate_slice_") as folder:
+    with contextlib.ExitStack() as stack:
+
+        def start(names: list[str]) -> Any:
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="tb_aggregate_slice_"))
             _link_event_files(runs, names, folder)
             server = start_server(folder)
-            try:
-                if number == 0 and meanwhile is not None:
-                    meanwhile()
-                loaded = server.wait()
-            except BaseException:
-                server.close()
-                raise
+            stack.callback(server.close)  # also when an error or Ctrl-C comes first
+            return server
+
+        pending = iter(slices)
+        following = start(next(pending))
+        if meanwhile is not None:
+            meanwhile()
+        while following is not None:
+            loaded = following.wait()
+            names = next(pending, None)
+            following = start(names) if names is not None else None
             with loaded:
                 snapshot.take(loaded.provider)
     return snapshot
@@ -151,6 +160,8 @@ class SnapshotProvider(tb_provider.DataProvider):
             if reader is not None:
                 series = reader(experiment_id, None)
                 listing: dict[str, dict[str, tb_provider.ScalarTimeSeries]] = {}
+                # Unfiltered, it also answers series it does not list (no valid point): left out.
+                series = {key: s for key, s in series.items() if len(s)}
                 for (run, tag), s in series.items():
                     listing.setdefault(run, {})[tag] = _listed(s)
             else:
@@ -160,12 +171,12 @@ class SnapshotProvider(tb_provider.DataProvider):
             self._hparams.update(tensors.result())
         self._scalars.update(listing)
         for (run, tag), s in series.items():
-            shared = self._steps.get(tag)
-            if shared is not None and np.array_equal(shared, s.step):
-                s = Series(shared, s.wall, s.value)
-            else:
-                self._steps[tag] = s.step
-            self._series[(run, tag)] = s
+            step = self._steps.get(tag)
+            if step is None or not np.array_equal(step, s.step):
+                step = self._steps[tag] = s.step
+            narrow = s.value.astype(np.float32)  # how most writers store a scalar
+            value = narrow if np.array_equal(narrow, s.value, equal_nan=True) else s.value
+            self._series[(run, tag)] = Series(step, s.wall, value)
 
     # -- the DataProvider interface ----------------------------------------------------------------
 
@@ -181,7 +192,12 @@ class SnapshotProvider(tb_provider.DataProvider):
     def read_scalar_arrays(self, experiment_id: str, run_tag_filter) -> dict[tuple[str, str], Series]:
         """``{(run, tag): Series}`` of every point of the filtered scalar series."""
         wanted = _filtered(self._scalars, run_tag_filter)
-        return {(run, tag): self._series[(run, tag)] for run, tags in wanted.items() for tag in tags}
+        out = {}
+        for run, tags in wanted.items():
+            for tag in tags:
+                s = self._series[(run, tag)]
+                out[(run, tag)] = Series(s.step, s.wall, s.value.astype(np.float64, copy=False))
+        return out
 
     def read_scalars(self, ctx=None, *, experiment_id, plugin_name, downsample=None, run_tag_filter=None):
         out: dict[str, dict[str, list[tb_provider.ScalarDatum]]] = {}
@@ -208,8 +224,8 @@ class SnapshotProvider(tb_provider.DataProvider):
 def _listed(series: Series) -> tb_provider.ScalarTimeSeries:
     """The listing entry of a series read without a listing: its largest step and wall time."""
     return tb_provider.ScalarTimeSeries(
-        max_step=int(series.step.max()) if len(series) else 0,
-        max_wall_time=float(series.wall.max()) if len(series) else 0.0,
+        max_step=int(series.step.max()),
+        max_wall_time=float(series.wall.max()),
         plugin_content=b"",
         description="",
         display_name="",

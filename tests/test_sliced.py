@@ -175,3 +175,56 @@ def test_a_failure_while_reading_a_slice_stops_every_server_and_removes_the_link
     folders, children = _leftovers()
     assert set(folders) <= set(before[0])
     assert [pid for pid in children if pid not in before[1] and os.path.exists(f"/proc/{pid}")] == []
+
+
+def test_values_that_need_float64_keep_it(tmp_path):
+    """float32 values (what most writers store) are held narrow; float64 ones stay exact. TensorBoard's
+    data server drops float64 tensor scalars, so the snapshot is taken from its Python loader here
+    (through the public interface: no array reader there)."""
+    from tensorboard.compat.proto import summary_pb2
+    from tensorboard.plugins.scalar import metadata
+    from tensorboard.util import tensor_util
+    from tensorboardX import FileWriter
+    from writers import _tbx_summary
+
+    precise = [0.1, 1 / 3, 1e-300, 2.0**60 + 1, np.nan]
+    writer = FileWriter(str(tmp_path / "f64"))
+    for step, value in enumerate(precise):
+        summary = summary_pb2.Summary()
+        tensor = tensor_util.make_tensor_proto(value, np.float64)
+        summary.value.add(tag="x", metadata=metadata.create_summary_metadata("", ""), tensor=tensor)
+        writer.add_summary(_tbx_summary(summary), step)
+    writer.close()
+    narrow = [0.1, 0.25, np.nan, 3.0, -2.5]
+    write_run(str(tmp_path), "f32", {"x": (np.arange(5), narrow)}, writer="tbx")
+    snapshot = sliced.SnapshotProvider()
+    with loading.open_logdir(str(tmp_path), loader="python") as python_loader:
+        snapshot.take(python_loader.provider)
+    got = _everything(Source(snapshot))
+    np.testing.assert_array_equal(got[("f64", "x")].value, np.array(precise))
+    np.testing.assert_array_equal(got[("f32", "x")].value, np.float32(narrow).astype(float))
+    assert all(s.value.dtype == np.float64 for s in got.values())
+    held = snapshot._series
+    assert held[("f64", "x")].value.dtype == np.float64 and held[("f32", "x")].value.dtype == np.float32
+
+
+def test_series_the_data_server_does_not_list_are_left_out(tmp_path):
+    """A float64 tensor scalar: the data server lists no such series and has no points for it."""
+    from tensorboard.compat.proto import summary_pb2
+    from tensorboard.plugins.scalar import metadata
+    from tensorboard.util import tensor_util
+    from tensorboardX import FileWriter
+    from writers import _tbx_summary
+
+    writer = FileWriter(str(tmp_path / "f64"))
+    summary = summary_pb2.Summary()
+    tensor = tensor_util.make_tensor_proto(0.5, np.float64)
+    summary.value.add(tag="x", metadata=metadata.create_summary_metadata("", ""), tensor=tensor)
+    writer.add_summary(_tbx_summary(summary), 0)
+    writer.close()
+    write_run(str(tmp_path), "f32", {"x": (np.arange(5), noisy_curve(5, 0))}, writer="tbx")
+    with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=1) as parts:
+        sliced_listing = Source(parts.provider).list_scalars()
+    with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=None) as whole:
+        whole_listing = Source(whole.provider).list_scalars()
+    assert sorted(sliced_listing) == sorted(whole_listing) == ["f32"]
