@@ -54,6 +54,31 @@ def tree(pid: int) -> list[int]:
     return found
 
 
+def _cmdline(pid: int) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def started_tree(pid: int) -> list[int]:
+    """:func:`tree` without children caught between fork and exec.
+
+    Such a child still shows its parent's memory (all of it, shared: with vfork, the very same pages)
+    and its command line; counting it would add the parent's memory a second time.
+    """
+    found, todo = [], [(pid, None)]
+    while todo:
+        p, parent_cmdline = todo.pop()
+        cmdline = _cmdline(p)
+        if parent_cmdline is not None and cmdline == parent_cmdline:
+            continue
+        found.append(p)
+        todo += [(k, cmdline) for k in _children(p)]
+    return found
+
+
 def rss(pid: int) -> int:
     """Resident bytes of one process (0 if it is gone)."""
     try:
@@ -107,7 +132,7 @@ class TreeSampler:
         self._thread.join()
 
     def sample(self) -> None:
-        pids = tree(self.pid)
+        pids = started_tree(self.pid)
         self.peak_sum = max(self.peak_sum, sum(rss(p) for p in pids))
         self.peak_single = max([self.peak_single] + [hwm(p) for p in pids])
 
