@@ -15,7 +15,8 @@ def thin_indices(length: int, max_points: int, keep: np.ndarray | None = None) -
     plus the indices in ``keep`` (where the number of runs changes, so a drop in n stays visible)."""
     if length <= max_points:
         return np.arange(length)
-    picks = np.unique(np.linspace(0, length - 1, max(max_points, 2)).round().astype(np.int64))
+    picks = np.linspace(0, length - 1, max(max_points, 2)).round().astype(np.int64)
+    picks = picks[np.concatenate(([True], picks[1:] != picks[:-1]))]  # sorted: drop repeats in one pass
     if keep is not None and len(keep):
         picks = np.union1d(picks, keep[: max_points // 4])
     return picks
@@ -27,7 +28,8 @@ def group_notes(block: Block, members: list[str], min_runs: int = 1) -> list[str
         notes = ["aligned exactly: every run's value at its own step"]
     else:
         notes = ["interpolated onto the union of the runs' steps, each run only inside its first..last step"]
-    absent = [r for r in members if r not in block.runs]
+    present = set(block.runs)
+    absent = [r for r in members if r not in present]
     if absent:
         notes.append(f"{len(absent)} run(s) of the group have no points for this tag: {', '.join(absent)}")
     for run, count in sorted(block.nonfinite.items()):
@@ -47,14 +49,14 @@ def chart(
 ) -> dict:
     """What the tab draws for ``tag``: one entry per group, plus the notes that apply."""
     x = result.x
-    frame = result.frame[result.frame["tag"] == tag]
     groups = []
-    for block in (b for b in result.blocks if b.tag == tag):
-        rows = frame[frame["group"] == block.group]
-        n = rows["n"].to_numpy()
+    for block, curve in zip(result.blocks, result.curves):
+        if block.tag != tag:
+            continue
+        n = curve["n"]
         changes = np.flatnonzero(np.diff(n)) + 1 if len(n) > 1 else None
-        pick = thin_indices(len(rows), max_points, changes)
-        rows = rows.iloc[pick]
+        pick = thin_indices(len(n), max_points, changes)
+        rows = {key: curve[key][pick] for key in (x, "center", "band_lo", "band_hi", "n")}
         members = result.groups.get(block.group, block.runs)
         entry = {
             "group": block.group,

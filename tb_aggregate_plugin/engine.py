@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 import numpy as np
@@ -40,20 +41,30 @@ class Result:
     """The reduced curves and everything needed to say what stands behind them."""
 
     query: Query
-    frame: pd.DataFrame  # tag, group, <x>, [wall_time], n, reductions..., center, band_lo, band_hi
+    curves: list[dict]  # per block, in the same order: its columns of the frame, and its tag and group
+    names: list[str]  # the statistics computed (besides n, center and band)
     blocks: list[Block]
     groups: dict[str, list[str]]  # group -> selected runs placed in it
     unplaced: dict[str, str]  # run -> why the grouping could not place it
     tags: list[str]
     matched_runs: int = 0  # runs whose name matches the run filter, with or without the tags
     skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # run -> unreadable event data
+    partial: bool = False  # only n, center and band were computed (see run's drawn_only)
 
     @property
     def x(self) -> str:
         return self.query.x
 
+    @functools.cached_property
+    def frame(self) -> pd.DataFrame:
+        """``tag, group, <x>, [wall_time], n, <statistics>, center, band_lo, band_hi``, one row per
+        point of each curve; built when first asked for (a chart reads :attr:`curves` directly)."""
+        return _frame(self.curves, self.query, self.names)
+
     def table(self) -> pd.DataFrame:
         """The tidy table: ``tag, group, <x>, [wall_time], n, <reductions>``; ``attrs`` say the rest."""
+        if self.partial:
+            raise ValueError("only the center and band were computed (drawn_only): no table")
         columns = ["tag", "group", self.x] + (["wall_time"] if self.x == "step" else []) + ["n"]
         columns += [r for r in self.query.reductions if r not in columns]
         table = self.frame[columns].reset_index(drop=True)
@@ -125,8 +136,21 @@ def describe(query: Query, source: Source) -> dict:
     }
 
 
-def run(query: Query, source: Source, *, tag: str | None = None, keep_runs: bool = False) -> Result:
+def run(
+    query: Query,
+    source: Source,
+    *,
+    tag: str | None = None,
+    keep_runs: bool = False,
+    drawn_only: bool = False,
+) -> Result:
     """Compute the reduced curves for ``query`` (all matching tags, or exactly ``tag``).
+
+    ``drawn_only``: the caller shows only ``n``, the center and the band (a chart, the summary). For
+    smoothed curves only those are computed: each new weight computes its own, and is asked for while
+    a slider moves. Unsmoothed curves get the table's ``query.reductions`` as well: computed once per
+    version of the data and shared with every route, they make a switch of center or band free.
+    A result without the table's reductions has no :meth:`Result.table`.
 
     Raises:
         UnknownTagError: ``tag`` is given but no selected run has it.
@@ -146,7 +170,8 @@ def run(query: Query, source: Source, *, tag: str | None = None, keep_runs: bool
     hparams = source.hparams() if query.group_by.startswith("hparam:") else {}
     placed, unplaced = grouping.group_runs(runs, query.group_by, hparams)
     members = _members(placed)
-    names = stats.needed_for(query.reductions, query.center, query.band)
+    partial = drawn_only and query.smoothing != 0.0
+    names = stats.needed_for(() if partial else query.reductions, query.center, query.band)
     blocks, pieces = [], []
     # One tag at a time, the next ones read meanwhile: memory holds a few tags' points, not all.
     wanted = {t: [r for r in placed if t in listing[r]] for t in tags}
@@ -156,10 +181,9 @@ def run(query: Query, source: Source, *, tag: str | None = None, keep_runs: bool
             if block is not None:
                 blocks.append(block)
                 pieces.append(piece)
-    frame = _frame(pieces, query, names)
     problems = source.problems()
     skipped = {r: problems[r] for r in query.select_runs(sorted(problems))}
-    return Result(query, frame, blocks, members, unplaced, tags, matched_runs, skipped)
+    return Result(query, pieces, names, blocks, members, unplaced, tags, matched_runs, skipped, partial)
 
 
 def _members(placed: dict[str, str]) -> dict[str, list[str]]:
@@ -191,14 +215,22 @@ def _reduce_block(query, source, tag, group, group_runs, data, listing, names, k
     if not used:
         return None, None
     # Each stage depends only on these series (named by their listing) and the options it uses, so a
-    # second request that changes another option reuses it: band and center reuse even the reductions.
+    # second request that changes another option reuses it: band and center reuse even the reductions
+    # when they were computed (every statistic of the unsmoothed curves; see run's drawn_only).
     ident = (tag, tuple((r, listing[r][tag]) for r in used), query.dup_steps, query.align, query.x)
     prep = source.memo(("prepared", *ident), lambda: _prepare(query, source, tag, used, data), _nbytes)
-    smoothed = source.memo(("smoothed", *ident, query.smoothing), lambda: _smooth(prep, query), _nbytes)
-    values, finals = smoothed
-    reduced = source.memo(
-        ("reduced", *ident, query.smoothing, tuple(names)), lambda: stats.reduce(values, names), _nbytes
-    )
+    # The smoothed curves themselves are not kept: a new array of every point for each weight (a
+    # slider asks for many), quick to make again, and memory that stays taken makes every later
+    # request touch fresh pages, which is slow. Their reductions and the runs' final values are small.
+    smoothed: list[np.ndarray] = []
+
+    def smooth_and_reduce():
+        values, finals = _smooth(prep, query)
+        smoothed.append(values)
+        return stats.reduce(values, names), finals
+
+    key = ("reduced", *ident, query.smoothing, tuple(names))
+    reduced, finals = source.memo(key, smooth_and_reduce, _nbytes)
     grid = prep.aligned.grid
     lo, hi = stats.band_bounds(reduced, query.center, query.band)
     piece = {query.x: grid, **reduced, "center": reduced[query.center], "band_lo": lo, "band_hi": hi}
@@ -208,7 +240,10 @@ def _reduce_block(query, source, tag, group, group_runs, data, listing, names, k
     keep = reduced["n"] >= query.min_runs
     piece = {k: v[keep] for k, v in piece.items()}  # copies: the memoised arrays stay as they are
     piece["tag"], piece["group"] = tag, group
-    kept = align_mod.Aligned(grid, values, prep.aligned.walls, prep.aligned.method) if keep_runs else None
+    kept = None
+    if keep_runs:
+        values = smoothed[0] if smoothed else _smooth(prep, query)[0]
+        kept = align_mod.Aligned(grid, values, prep.aligned.walls, prep.aligned.method)
     method = prep.aligned.method
     block = Block(tag, group, used, method, dict(prep.nonfinite), dict(finals), list(prep.downsampled), kept)
     return block, piece
@@ -259,6 +294,8 @@ def _smooth(prep: _Prepared, query) -> tuple[np.ndarray, dict[str, float]]:
 
 
 def _last_finite(values: np.ndarray, runs: list[str]) -> dict[str, float]:
+    if values.shape[1] and np.isfinite(values[:, -1]).all():  # the usual case: one column to look at
+        return dict(zip(runs, values[:, -1].tolist()))
     finite = np.isfinite(values)
     last = values.shape[1] - 1 - np.argmax(finite[:, ::-1], axis=1)
     picked = np.where(finite.any(axis=1), values[np.arange(len(values)), last], np.nan)
@@ -266,12 +303,11 @@ def _last_finite(values: np.ndarray, runs: list[str]) -> dict[str, float]:
 
 
 def _nbytes(value) -> int:
-    """Size of a memoised result: a _Prepared, a (values, finals) pair or a dict of arrays."""
+    """Size of a memoised result: a _Prepared, or a (reductions, finals) pair."""
     if isinstance(value, _Prepared):
         return value.nbytes
-    if isinstance(value, tuple):
-        return value[0].nbytes
-    return sum(v.nbytes for v in value.values())
+    reduced, finals = value
+    return sum(v.nbytes for v in reduced.values()) + 64 * len(finals)
 
 
 def _nanmedian_rows(walls: np.ndarray) -> np.ndarray:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 
-# scipy is imported where it is needed (t quantiles, Welch's test): importing scipy.stats costs a
-# fifth of a second, a good part of the start-up time of a one-shot command.
+# scipy is imported where it is needed (t quantiles, Welch's test, smoothing): importing scipy.stats
+# costs a fifth of a second and scipy.signal half a second, a good part of the start-up time of a
+# one-shot command. The plugin imports them when it is constructed (warm_up), not at a request.
+
+# Values per temporary array of a reduction done a few runs at a time (512 kB of float64).
+_CHUNK_VALUES = 1 << 16
 
 # What each band needs (lower, upper); "center" stands for the chosen center statistic.
 BAND_BOUNDS = {
@@ -36,22 +39,65 @@ def smooth(values: np.ndarray, weight: float) -> np.ndarray:
 def smooth_rows(values: np.ndarray, weight: float) -> np.ndarray:
     """:func:`smooth` of each row of ``values`` (runs x steps, each row one run in step order).
 
-    TensorBoard's debiased average after k values, ``(1 - w) * sum(w**(k-i) * v_i) / (1 - w**k)``, is
-    the weighted mean ``sum(w**(k-i) * v_i) / sum(w**(k-i))``: pandas' adjusted exponentially
-    weighted mean, which skips NaN when told to (``ignore_na``). All rows go in one call.
+    All rows go through one recursive filter (TensorBoard's own recurrence, in C). A row with
+    non-finite values is done again packed to its finite values, so they neither move the average
+    nor count in ``k``, and they come back unchanged at their place. A row whose finite values are
+    all equal is returned as it is.
     """
     if weight == 0.0 or values.size == 0:
         return values
-    finite = np.isfinite(values)
-    present = np.where(finite, values, np.nan)
-    frame = pd.DataFrame(present.T, copy=False)  # one column per run
-    ema = frame.ewm(alpha=1.0 - weight, adjust=True, ignore_na=True).mean().to_numpy().T
-    out = np.where(finite, ema, values)  # non-finite values pass through
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # rows without any finite value
-        constant = np.nanmin(present, axis=1) == np.nanmax(present, axis=1)
-    out[constant] = values[constant]  # exactly constant, as TensorBoard keeps them
+    values = np.asarray(values, dtype=np.float64)
+    out = _ema(values, weight)
+    # A NaN or an infinity carries to the end of its row's average (finite values end there only
+    # if the average overflows, and doing such a row again gives the same): the last column tells
+    # which rows have any, without another pass over every value.
+    dirty = np.flatnonzero(~np.isfinite(out[:, -1]))
+    if len(dirty):
+        out[dirty], lo, hi = _ema_of_finite(values[dirty], weight)
+        constant = dirty[lo == hi]
+        out[constant] = values[constant]
+    # Constant runs stay exactly constant, as in TensorBoard: only a row that ends on the value it
+    # starts with can be one, and only those are compared in full.
+    maybe = np.flatnonzero(values[:, 0] == values[:, -1])
+    if len(maybe):
+        constant = maybe[(values[maybe] == values[maybe, :1]).all(axis=1)]
+        out[constant] = values[constant]
     return out
+
+
+def _ema(values: np.ndarray, weight: float) -> np.ndarray:
+    """Debiased EMA of each row of finite ``values`` (a new array)."""
+    from scipy.signal import lfilter  # imported ahead by the plugin (warm_up): it takes half a second
+
+    # y[k] = w * y[k-1] + (1 - w) * x[k] from y = 0: the same operations as TensorBoard's loop.
+    out = lfilter([1.0 - weight], [1.0, -weight], values, axis=1)
+    debias = 1.0 - weight ** np.arange(1, values.shape[1] + 1, dtype=np.float64)
+    # 1 - w**k rounds to 1 after some steps (about 70 at w=0.6): only the columns before need dividing.
+    short = int(np.searchsorted(debias, 1.0))
+    out[:, :short] /= debias[:short]
+    return out
+
+
+def _ema_of_finite(values: np.ndarray, weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows with non-finite values: the EMA over each row's finite values only (the others left as
+    they are), and the min and max of those finite values (inf and -inf for a row without any)."""
+    finite = np.isfinite(values)
+    out = values.copy()
+    lo = np.where(finite, values, np.inf).min(axis=1)
+    hi = np.where(finite, values, -np.inf).max(axis=1)
+    rows, cols = np.nonzero(finite)
+    if len(rows):
+        # Each finite value moves left over the gaps before it: its column becomes its k - 1.
+        packed_col = (np.cumsum(finite, axis=1) - 1)[rows, cols]
+        packed = np.zeros((len(values), int(packed_col.max()) + 1))  # zeros after a row's end: unused
+        packed[rows, packed_col] = values[rows, cols]
+        out[rows, cols] = _ema(packed, weight)[rows, packed_col]
+    return out, lo, hi
+
+
+def warm_up() -> None:
+    """Import what smoothing needs ahead of the first request that smooths (about half a second)."""
+    import scipy.signal  # noqa: F401
 
 
 def quantile_level(name: str) -> float:
@@ -73,29 +119,52 @@ def reduce(values: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
     """Statistics over runs (axis 0) at each point of ``values`` (runs x points), NaN left out.
 
     Always returns ``n`` (finite values per point). ``std``/``var`` use the n-1 denominator and are
-    NaN for n < 2; ``ci95_lo/hi`` are ``mean -/+ t(0.975, n-1) * sem``.
+    NaN for n < 2; ``ci95_lo/hi`` are ``mean -/+ t(0.975, n-1) * sem``. Only what ``names`` needs is
+    computed (no variance for ``mean``, no sort without a median or quantile).
     """
-    n = np.isfinite(values).sum(axis=0)
+    with np.errstate(all="ignore"):
+        sums = values.sum(axis=0)  # also the mean's sums
+    # Every value finite: a NaN or an inf carries into its point's sum (an overflow only takes the
+    # longer way below, which gives the same numbers).
+    all_finite = bool(np.isfinite(sums).all())
+    if all_finite:
+        n = np.full(values.shape[1], values.shape[0], dtype=np.int_)
+        has_nan = False
+    else:
+        n = np.isfinite(values).sum(axis=0)
+        has_nan = bool(np.isnan(values).any())
     out: dict[str, np.ndarray] = {"n": n}
-    # Without NaN (the usual case) numpy's plain reductions give the same numbers several times faster.
-    has_nan = bool(np.isnan(values).any())
+    done: dict[str, np.ndarray] = {}  # moments computed once, for whichever names need them
+
+    def moment(name: str) -> np.ndarray:
+        if name not in done:
+            # Without NaN (the usual case) numpy's plain reductions give the same numbers faster.
+            if name == "mean":
+                if not len(values):
+                    done[name] = np.full(values.shape[1], np.nan)
+                else:  # values.mean(axis=0) divides the same sums the same way
+                    done[name] = np.nanmean(values, axis=0) if has_nan else sums / len(values)
+            elif name == "var":
+                if all_finite:
+                    var = _sum_of_squares(values, moment("mean")) / np.maximum(n - 1, 1)
+                else:
+                    var = np.nanvar(values, axis=0, ddof=1) if has_nan else values.var(axis=0, ddof=1)
+                var[n < 2] = np.nan
+                done[name] = var
+            elif name == "std":
+                done[name] = np.sqrt(moment("var"))
+            else:  # sem
+                done[name] = moment("std") / np.sqrt(n)
+        return done[name]
+
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
-        if not len(values):
-            mean = np.full(values.shape[1], np.nan)
-        else:
-            mean = np.nanmean(values, axis=0) if has_nan else values.mean(axis=0)
-        var = np.nanvar(values, axis=0, ddof=1) if has_nan else values.var(axis=0, ddof=1)
-        var[n < 2] = np.nan
-        std = np.sqrt(var)
-        sem = std / np.sqrt(n)
-        stats = {"mean": mean, "var": var, "std": std, "sem": sem}
         ordered = None  # values sorted along runs, shared by the median and the quantiles
         for name in names:
             if name in out:
                 continue
-            if name in stats:
-                out[name] = stats[name]
+            if name in ("mean", "var", "std", "sem"):
+                out[name] = moment(name)
             elif name == "count":
                 out[name] = n
             elif name in ("min", "max"):
@@ -104,17 +173,29 @@ def reduce(values: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
                 else:
                     out[name] = values.min(axis=0) if name == "min" else values.max(axis=0)
             elif name == "median" or name.startswith("q"):
-                if ordered is None:
-                    ordered = sorted_runs(values)
+                if ordered is None:  # all finite: every value is present, no need to count them
+                    ordered = (np.sort(values, axis=0), n) if all_finite else sorted_runs(values)
                 level = 0.5 if name == "median" else quantile_level(name)
                 out[name] = ordered_quantile(*ordered, level)
             elif name in ("ci95_lo", "ci95_hi"):
                 from scipy import stats as sps
 
-                half = sps.t.ppf(0.975, np.maximum(n - 1, 1)) * sem
+                mean, half = moment("mean"), sps.t.ppf(0.975, np.maximum(n - 1, 1)) * moment("sem")
                 out["ci95_lo"], out["ci95_hi"] = mean - half, mean + half
             else:  # validated upstream; a new name must be added here
                 raise KeyError(name)
+    return out
+
+
+def _sum_of_squares(values: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """``((values - mean) ** 2).sum(axis=0)``, a few runs at a time: the squares of every value at
+    once would be a new array as large as ``values``, and fresh memory is slow to touch."""
+    out = np.zeros(values.shape[1])
+    step = max(1, _CHUNK_VALUES // max(values.shape[1], 1))
+    for start in range(0, len(values), step):
+        part = values[start : start + step] - mean
+        part *= part
+        out += part.sum(axis=0)
     return out
 
 

@@ -474,3 +474,94 @@ def test_messy_logdir_keeps_good_runs_and_names_what_was_skipped(tmp_path, loade
         and "not an event file" in skipped["noise"]
     )
     assert sum("skipped" in n for n in df.attrs["notes"]) == 3
+
+
+# -- what a chart and the summary are given (drawn_only) -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def two_groups(tmp_path_factory):
+    """Two groups of runs on shared steps (one run with a NaN and an inf), one on other strides."""
+    root = tmp_path_factory.mktemp("drawn_logs")
+    for i in range(4):
+        values = noisy_curve(150, i)
+        if i == 1:
+            values[[20, 90]] = [math.nan, math.inf]
+        write_run(str(root), f"lr=0.1/seed_{i}", {"loss": (np.arange(150), values)})
+        steps = np.arange(0, 160 + 10 * i, 2 + i)
+        write_run(str(root), f"lr=0.3/seed_{i}", {"loss": (steps, noisy_curve(len(steps), 10 + i))})
+    return root
+
+
+DRAWN_QUERIES = [
+    {},
+    {"smoothing": 0.6},
+    {"smoothing": 0.6, "band": "minmax"},
+    {"smoothing": 0.9, "center": "median", "band": "iqr"},
+    {"smoothing": 0.5, "band": "ci95", "min_runs": 2},
+    {"smoothing": 0.999, "band": "sem", "x": "relative"},
+]
+
+
+@pytest.mark.parametrize("options", DRAWN_QUERIES)
+def test_drawn_only_gives_the_chart_and_summary_of_the_whole_result(two_groups, options):
+    from tb_aggregate_plugin import chart, engine
+    from tb_aggregate_plugin.loading import open_logdir
+    from tb_aggregate_plugin.source import Source
+
+    query = tba.Query(**options)
+    with open_logdir(str(two_groups), loader="rust") as loaded:
+        whole = engine.run(query, Source(loaded.provider), tag="loss", keep_runs=True)
+        drawn = engine.run(query, Source(loaded.provider), tag="loss", keep_runs=True, drawn_only=True)
+    kwargs = {"max_points": 40, "include_runs": True}
+    assert chart.chart(drawn, "loss", **kwargs) == chart.chart(whole, "loss", **kwargs)
+    pd.testing.assert_frame_equal(engine.summary(drawn), engine.summary(whole), check_exact=True)
+    if query.smoothing:  # only the center and band were computed: there is no table to give
+        with pytest.raises(ValueError, match="drawn_only"):
+            drawn.table()
+    else:  # unsmoothed: the table's reductions were computed too, for every route to reuse
+        pd.testing.assert_frame_equal(drawn.table(), whole.table(), check_exact=True)
+
+
+def test_individual_runs_are_smoothed_again_when_the_reductions_are_reused(two_groups):
+    from tb_aggregate_plugin import engine
+    from tb_aggregate_plugin.loading import open_logdir
+    from tb_aggregate_plugin.source import Source
+
+    query = tba.Query(smoothing=0.7, group_by="none", runs="lr=0.1")
+    values = raw_matrix(two_groups, "loss", [f"lr=0.1/seed_{i}" for i in range(4)])
+    expected = np.array([tensorboard_smoothing(list(row), 0.7) for row in values])
+    with open_logdir(str(two_groups), loader="rust") as loaded:
+        source = Source(loaded.provider)
+        engine.run(query, source, tag="loss")  # fills the memo: the reductions, not the curves
+        again = engine.run(query, source, tag="loss", keep_runs=True)
+    smoothed = np.where(np.isfinite(expected), expected, np.nan)  # the engine holds NaN for inf too
+    np.testing.assert_allclose(again.blocks[0].aligned.values, smoothed, rtol=1e-12, equal_nan=True)
+    with np.errstate(all="ignore"):
+        mean = np.nanmean(smoothed, axis=0)
+    np.testing.assert_allclose(again.frame["mean"], mean, rtol=1e-12)
+
+
+def test_chart_json_is_the_document_tensorboard_would_send():
+    import gzip
+    import json
+
+    from tensorboard.backend import json_util
+    from werkzeug.test import EnvironBuilder
+    from werkzeug.wrappers import Request
+
+    from tb_aggregate_plugin import plugin
+
+    def body(payload, headers):
+        response = plugin._json(Request(EnvironBuilder(headers=headers).get_environ()), payload)
+        data = b"".join(response.response)
+        if response.headers.get("Content-Encoding") == "gzip":
+            data = gzip.decompress(data)
+        return response.headers["Content-Type"], data
+
+    payload = {"x": [0, 1, 2], "center": [0.1, None, 1e-300], "runs": ["a\u00e9", "<b>"], "n": {"a": 1}}
+    expected = json.dumps(json_util.Cleanse(payload)).encode()
+    for headers in ({"Accept-Encoding": "gzip"}, {}):  # a client without gzip gets it unpacked
+        assert body(payload, headers) == ("application/json", expected)
+    odd = {"value": math.nan, "set": {2, 1}}  # not JSON as it is: TensorBoard's way, as before
+    assert json.loads(body(odd, {})[1]) == {"value": "NaN", "set": [1, 2]}
