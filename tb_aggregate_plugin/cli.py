@@ -11,7 +11,6 @@ import argparse
 import contextlib
 import dataclasses
 import functools
-import importlib
 import os
 import shutil
 import signal
@@ -348,13 +347,23 @@ def _opened(args, query: Query) -> Iterator[tuple[_CountingSource, str]]:
                 dup_steps=query.dup_steps,
                 loader=args.loader,
                 factory=_CountingSource,
-                # The engine (pandas, scipy) is imported while TensorBoard's data server loads.
-                meanwhile=functools.partial(importlib.import_module, "tb_aggregate_plugin.engine"),
+                meanwhile=functools.partial(_import_engine, query),
             )
             source, loader = stack.enter_context(opened)
         except (OSError, RuntimeError, TimeoutError, ImportError) as exc:
             raise Failure(f"cannot read {args.logdir}: {_reason(exc)}") from None
         yield source, loader
+
+
+def _import_engine(query: Query) -> None:
+    """Import the engine (pandas) and the parts of scipy ``query`` needs: done while TensorBoard's
+    data server loads the logdir, they cost no time."""
+    from . import engine, stats  # noqa: F401
+
+    if query.smoothing:
+        stats.warm_up()
+    if query.band == "ci95" or any(name.startswith("ci95") for name in query.reductions):
+        import scipy.stats  # noqa: F401
 
 
 def _compute(args, query: Query, progress: Progress):
