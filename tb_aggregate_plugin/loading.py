@@ -9,6 +9,7 @@ of runs at a time (see :mod:`sliced`), so no loader ever holds all of it at once
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import subprocess
@@ -142,13 +143,11 @@ class DataServer:
     """
 
     def __init__(self, logdir: str):
-        from tensorboard.data import server_ingester
-
-        binary = server_ingester.get_server_binary()
+        binary = _server_binary()
         self._tmp = tempfile.TemporaryDirectory(prefix="tb_aggregate_")
         self._port_file = os.path.join(self._tmp.name, "port")
         args = [
-            binary.path,
+            binary,
             f"--logdir={os.path.abspath(logdir)}",
             "--reload=once",
             f"--samples-per-plugin={SCALARS}=all,{HPARAMS}=all",
@@ -205,6 +204,26 @@ class DataServer:
             self._proc.kill()
             self._proc.wait()
         self._tmp.cleanup()
+
+
+@functools.cache
+def _server_binary() -> str:
+    """The data server's executable, found as TensorBoard finds it (its environment variable, then
+    the ``tensorboard_data_server`` package). TensorBoard's own lookup lives in a module that imports
+    its gRPC client and TensorFlow stand-in first (0.15 s), before the server could start loading."""
+    path = os.environ.get("TENSORBOARD_DATA_SERVER_BINARY")
+    if not path:
+        try:
+            import tensorboard_data_server
+        except ImportError:
+            path = None
+        else:
+            path = tensorboard_data_server.server_binary()
+    if not path or not os.path.isfile(path):
+        from tensorboard.data import server_ingester  # its lookup, and its error saying why
+
+        return server_ingester.get_server_binary().path
+    return path
 
 
 def _open_with_data_server(logdir: str) -> LoadedLogdir:
