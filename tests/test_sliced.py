@@ -228,3 +228,28 @@ def test_series_the_data_server_does_not_list_are_left_out(tmp_path):
     with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=None) as whole:
         whole_listing = Source(whole.provider).list_scalars()
     assert sorted(sliced_listing) == sorted(whole_listing) == ["f32"]
+
+
+def test_broken_event_files_are_read_and_named_as_in_one_load(tmp_path):
+    """A cut-off file, an empty one and one of random bytes, beside good runs: sliced or not, the same
+    points are read and the same files are named."""
+    for i in range(3):
+        write_run(str(tmp_path), f"good/seed_{i}", {"loss": (np.arange(40), noisy_curve(40, i))})
+    path = write_run(str(tmp_path), "trunc/seed_0", {"loss": (np.arange(40), noisy_curve(40, 5))})
+    (name,) = os.listdir(path)
+    os.truncate(os.path.join(path, name), os.path.getsize(os.path.join(path, name)) - 7)
+    os.makedirs(tmp_path / "empty")
+    (tmp_path / "empty" / "events.out.tfevents.1.host").write_bytes(b"")
+    os.makedirs(tmp_path / "junk")
+    (tmp_path / "junk" / "events.out.tfevents.1.host").write_bytes(np.random.default_rng(0).bytes(3000))
+    query = Query(group_by="none", reductions=("mean", "count"))
+    tables, notes = [], []
+    for slice_bytes in (1, None):
+        with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=slice_bytes) as loaded:
+            result = compute(Source(loaded.provider, logdir=str(tmp_path)), query)
+            tables.append(result.table())
+            notes.append(result.notes())
+    assert tables[0].equals(tables[1])
+    assert notes[0] == notes[1]
+    assert any("trunc/seed_0" in n and "cut off" in n for n in notes[0])
+    assert tables[0]["count"].max() == 4  # the 3 good runs and the cut-off one's whole records
