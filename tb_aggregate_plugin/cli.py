@@ -314,8 +314,9 @@ def _main(argv: Sequence[str] | None) -> int:
     progress = Progress(sys.stderr, enabled=not args.quiet and _is_tty(sys.stderr))
     try:
         result, points = _compute(args, query, progress)
-        table = result.table()
-        if table.empty:
+        # CSV straight from the result's columns: pandas is then never imported.
+        table = result.table_columns() if fmt in ("csv", "csv.gz") else result.table()
+        if not len(table["n"]):
             why = result.notes() or ["no point is left (see --min-runs)"]
             raise UsageError(f"nothing to write: {why[0]}")
         written = _write(args, fmt, result, table, progress)
@@ -327,8 +328,8 @@ def _main(argv: Sequence[str] | None) -> int:
         runs = {r for b in result.blocks for r in b.runs}
         counts = [
             _n(len(runs), "run"),
-            _n(table["group"].nunique(), "group"),
-            _n(table["tag"].nunique(), "tag"),
+            _n(len(set(table["group"])), "group"),
+            _n(len(set(table["tag"])), "tag"),
         ]
         print(
             _shown(f"{', '.join(counts)}, {_n(points, 'point')} read -> {args.output} ({written})"),
@@ -398,9 +399,10 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
                     on_run=lambda done, total: progress.stage(f"writing {out}: {done}/{total} runs"),
                 )
             return _n(len(manifest["runs"]), "TensorBoard run")
-        progress.stage(f"writing {len(table):,} rows to {out}")
+        rows = len(table["n"])
+        progress.stage(f"writing {rows:,} rows to {out}")
         files.write_table(table, out, fmt, meta=result.attrs(), force=args.force)
-        return _n(len(table), "row")
+        return _n(rows, "row")
     except files.OutputExists as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:

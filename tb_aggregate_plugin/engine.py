@@ -5,14 +5,17 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from . import align as align_mod
 from . import grouping, stats
 from .query import Query
 from .source import Series, Source
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Tags whose best value is the lowest; any other tag's best is its highest.
 _LOWER_IS_BETTER = re.compile(r"loss|err|perplexity|ppl|mse|mae|nll|cost|regret|wer|cer|distance", re.I)
@@ -63,13 +66,21 @@ class Result:
 
     def table(self) -> pd.DataFrame:
         """The tidy table: ``tag, group, <x>, [wall_time], n, <reductions>``; ``attrs`` say the rest."""
+        table = self.frame[self._table_names()].reset_index(drop=True)
+        table.attrs = self.attrs()
+        return table
+
+    def table_columns(self) -> dict[str, np.ndarray]:
+        """:meth:`table`'s columns as numpy arrays (names as object arrays), without pandas: what the
+        command line writes to CSV, which then never imports pandas."""
+        columns = _columns(self.curves, self.query, self.names)
+        return {name: columns[name] for name in self._table_names()}
+
+    def _table_names(self) -> list[str]:
         if self.partial:
             raise ValueError("only the center and band were computed (drawn_only): no table")
         columns = ["tag", "group", self.x] + (["wall_time"] if self.x == "step" else []) + ["n"]
-        columns += [r for r in self.query.reductions if r not in columns]
-        table = self.frame[columns].reset_index(drop=True)
-        table.attrs = self.attrs()
-        return table
+        return columns + [r for r in self.query.reductions if r not in columns]
 
     def attrs(self) -> dict:
         return {
@@ -315,18 +326,28 @@ def _nanmedian_rows(walls: np.ndarray) -> np.ndarray:
 
 
 def _frame(pieces: list[dict], query: Query, names: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    columns = _columns(pieces, query, names)
+    if not pieces:
+        return pd.DataFrame({c: pd.Series(dtype=object if c in ("tag", "group") else float) for c in columns})
+    return pd.DataFrame(columns, columns=list(columns))
+
+
+def _columns(pieces: list[dict], query: Query, names: list[str]) -> dict[str, np.ndarray]:
+    """Every column of the frame, in its order, the curves one after the other."""
     columns = ["tag", "group", query.x] + (["wall_time"] if query.x == "step" else []) + ["n"]
     columns += [n for n in names if n not in columns] + ["center", "band_lo", "band_hi"]
     if not pieces:
-        return pd.DataFrame({c: pd.Series(dtype=object if c in ("tag", "group") else float) for c in columns})
+        return {c: np.empty(0, dtype=object if c in ("tag", "group") else float) for c in columns}
     lengths = [len(p["n"]) for p in pieces]
-    frame = {}
+    out = {}
     for c in columns:
         if c in ("tag", "group"):
-            frame[c] = np.repeat(np.array([p[c] for p in pieces], dtype=object), lengths)
+            out[c] = np.repeat(np.array([p[c] for p in pieces], dtype=object), lengths)
         else:
-            frame[c] = np.concatenate([np.asarray(p[c]) for p in pieces])
-    return pd.DataFrame(frame, columns=columns)
+            out[c] = np.concatenate([np.asarray(p[c]) for p in pieces])
+    return out
 
 
 def is_lower_better(tag: str) -> bool:
@@ -336,6 +357,8 @@ def is_lower_better(tag: str) -> bool:
 
 def summary(result: Result) -> pd.DataFrame:
     """Per tag and group: final and best center with band edges, step of the best, run count."""
+    import pandas as pd
+
     rows = []
     x = result.x
     for (tag, group), block in result.frame.groupby(["tag", "group"], sort=True):

@@ -7,9 +7,13 @@ import datetime
 import io
 import json
 import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Cells a spreadsheet would run as a formula; such name cells get a leading apostrophe.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -30,19 +34,30 @@ def with_inert_names(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def to_csv(table: pd.DataFrame) -> bytes:
+def to_csv(table: pd.DataFrame | Mapping[str, np.ndarray]) -> bytes:
     """CSV that ``pd.read_csv`` loads back exactly: floats in shortest round-trip form, NaN empty.
 
+    ``table``: a DataFrame, or its columns as arrays (``Result.table_columns()``: no pandas needed).
     Rows end with CRLF (RFC 4180): the csv writer quotes a field holding any character of the line
     terminator, so a name with a bare CR (a legal tag or folder name) stays one cell, not a new row.
     """
     # Python's csv writer, as pandas' to_csv uses, given each column as a list at once: pandas
     # formats cell by cell, which took 0.18 s for 25,000 rows against 0.06 s here, same bytes.
-    named = with_inert_names(table)
+    if isinstance(table, Mapping):
+        columns = {name: np.asarray(values) for name, values in table.items()}
+    else:
+        columns = {name: table[name].to_numpy() for name in table.columns}
+    cells = []
+    for name, values in columns.items():
+        if name in NAME_COLUMNS:
+            inert_of = {value: inert(str(value)) for value in set(values.tolist())}
+            cells.append([inert_of[value] for value in values.tolist()])
+        else:
+            cells.append(_csv_cells(values))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(named.columns)
-    writer.writerows(zip(*(_csv_cells(named[column].to_numpy()) for column in named.columns)))
+    writer.writerow(columns)
+    writer.writerows(zip(*cells))
     return buffer.getvalue().encode("utf-8")
 
 

@@ -17,6 +17,9 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import numpy as np
     import pandas as pd
 
 # Extensions in the order they are tried (".csv.gz" before ".csv" would not matter, but be explicit).
@@ -58,9 +61,15 @@ def check_available(fmt: str) -> None:
 
 
 def write_table(
-    table: pd.DataFrame, path: str, fmt: str, *, meta: dict | None = None, force: bool = False
+    table: pd.DataFrame | Mapping[str, np.ndarray],
+    path: str,
+    fmt: str,
+    *,
+    meta: dict | None = None,
+    force: bool = False,
 ) -> None:
-    """Write ``table`` to ``path`` in ``fmt`` (one of :data:`FILE_FORMATS`), atomically.
+    """Write ``table`` to ``path`` in ``fmt`` (one of :data:`FILE_FORMATS`), atomically; for CSV the
+    table may be given as its columns (``Result.table_columns()``).
 
     CSV and JSON bytes are :func:`export.to_csv` / :func:`export.to_json` (the tab's download); ``meta``
     goes into the JSON. Name cells are made inert for spreadsheets in .xlsx as in CSV.
