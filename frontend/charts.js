@@ -1,6 +1,10 @@
 // The cards: one per tag, in sections by tag prefix (`train/...`, `val/...`) like TensorBoard's
 // scalars. A card fetches and draws its chart only when it is (nearly) on screen, and a refresh that
 // brings the same bytes back does not redraw it.
+//
+// Answers are drawn one at a time, each in a task of its own: answers that came while Plotly's script
+// was still starting (most of a second on a small machine) were otherwise all drawn in one task once
+// it was there, and none reached the screen before the last was drawn.
 
 import { getText } from "./api.js";
 import { clear, el } from "./dom.js";
@@ -35,6 +39,8 @@ export class ChartGrid {
     this.sections = new Map();
     this.queue = [];
     this.active = 0;
+    this.drawing = Promise.resolve(); // the chain of draws, in order
+    this.pendingDraws = 0;
     this.abort = new AbortController();
     this.cycle = null;
     this.observer = new IntersectionObserver((entries) => this.onIntersect(entries), {
@@ -158,10 +164,15 @@ export class ChartGrid {
     this.pump();
   }
 
-  async redrawCard(card) {
+  redrawCard(card) {
     card.viewStale = false;
+    return this.schedule(() => this.restyle(card));
+  }
+
+  async restyle(card) {
     try {
       const Plotly = await loadPlotly();
+      await nextTask();
       if (card.plot.querySelector(".card-empty, .card-error")) return; // nothing drawn to restyle
       const figure = buildFigure(card.payload, this.hooks.view());
       await Plotly.react(card.plot, figure.data, figure.layout, PLOT_CONFIG);
@@ -189,8 +200,19 @@ export class ChartGrid {
     this.checkCycle();
   }
 
+  /** Run `draw` after every draw scheduled before it; the returned promise settles with it. */
+  schedule(draw) {
+    this.pendingDraws += 1;
+    const done = this.drawing.then(draw);
+    this.drawing = done.catch(() => {}).finally(() => {
+      this.pendingDraws -= 1;
+      this.checkCycle();
+    });
+    return done;
+  }
+
   checkCycle() {
-    if (!this.cycle || this.active || this.queue.length) return;
+    if (!this.cycle || this.active || this.queue.length || this.pendingDraws) return;
     // Cards just added are not known to be on screen or off until the observer has reported them.
     if ([...this.cards.values()].some((c) => !c.observed || (c.visible && c.stale))) return;
     const cycle = this.cycle;
@@ -223,6 +245,12 @@ export class ChartGrid {
     if (signal.aborted || url !== this.hooks.aggregateUrl(card.tag)) return;
     const cycle = this.cycle;
     if (cycle && cycle.firstArrival === null) cycle.firstArrival = arrived;
+    await this.schedule(() => this.draw(card, { url, text, arrived, signal, cycle }));
+  }
+
+  /** Draw a fetched answer (in the draw chain: earlier answers are on screen already). */
+  async draw(card, { url, text, arrived, signal, cycle }) {
+    if (signal.aborted || url !== this.hooks.aggregateUrl(card.tag)) return;
     if (text === card.text && url === card.url && !card.viewStale) {
       if (cycle) cycle.unchanged += 1; // same bytes: nothing to redraw
       return;
@@ -241,7 +269,9 @@ export class ChartGrid {
       this.showCardError(card, error.message);
       return;
     }
-    if (signal.aborted) return;
+    // A task of its own: the chart drawn just before can be painted first.
+    await nextTask();
+    if (signal.aborted || url !== this.hooks.aggregateUrl(card.tag)) return;
     card.url = url;
     card.text = text;
     card.payload = payload;
@@ -307,4 +337,19 @@ export class ChartGrid {
       );
     }
   }
+}
+
+/**
+ * Resolve in a new task, so that the browser may paint what is drawn so far. A message rather than a
+ * timer: timers of a tab in the background wait up to a second.
+ */
+function nextTask() {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
 }
