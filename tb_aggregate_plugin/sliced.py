@@ -25,8 +25,8 @@ from tensorboard.data import provider as tb_provider
 from .source import HPARAMS, SCALARS, Series, Source, array_reader
 
 # A logdir with more event-file bytes than this is loaded in slices of about this size: a slice's
-# data server then peaks at about 60 MB (files of one event per step hold ~25 bytes per point).
-SLICE_BYTES = 12 * 2**20
+# data server then peaks at about 70 MB (files of one event per step hold ~25 bytes per point).
+SLICE_BYTES = 16 * 2**20
 
 
 def event_files(logdir: str) -> dict[str, dict[str, int]]:
