@@ -14,6 +14,7 @@ import os
 import threading
 
 import numpy as np
+import pandas  # noqa: F401  (the engine imports it lazily; here it loads with TensorBoard, not on the first export)
 from tensorboard import context as tb_context
 from tensorboard import errors as tb_errors
 from tensorboard import plugin_util
