@@ -40,36 +40,40 @@ def to_csv(table: pd.DataFrame | Mapping[str, np.ndarray]) -> bytes:
     ``table``: a DataFrame, or its columns as arrays (``Result.table_columns()``: no pandas needed).
     Rows end with CRLF (RFC 4180): the csv writer quotes a field holding any character of the line
     terminator, so a name with a bare CR (a legal tag or folder name) stays one cell, not a new row.
+    The bytes are those of pandas' ``to_csv`` (tested), made column by column: 25,000 rows in
+    0.07 s instead of 0.2 s.
     """
-    # Python's csv writer, as pandas' to_csv uses, given each column as a list at once: pandas
-    # formats cell by cell, which took 0.18 s for 25,000 rows against 0.06 s here, same bytes.
     if isinstance(table, Mapping):
         columns = {name: np.asarray(values) for name, values in table.items()}
     else:
         columns = {name: table[name].to_numpy() for name in table.columns}
     cells = []
     for name, values in columns.items():
-        if name in NAME_COLUMNS:
-            inert_of = {value: inert(str(value)) for value in set(values.tolist())}
-            cells.append([inert_of[value] for value in values.tolist()])
+        if name in NAME_COLUMNS:  # few distinct names: each quoted once, by the csv module
+            quoted = {value: _csv_field(inert(str(value))) for value in set(values.tolist())}
+            cells.append([quoted[value] for value in values.tolist()])
         else:
-            cells.append(_csv_cells(values))
+            cells.append(_csv_texts(values))
+    lines = [",".join(_csv_field(str(name)) for name in columns), *map(",".join, zip(*cells)), ""]
+    return "\r\n".join(lines).encode("utf-8")
+
+
+def _csv_field(text: str) -> str:
+    """One field as Python's csv writer writes it in a row (quoted only when it must be)."""
+    if not text:
+        return ""  # a lone empty field would be written as "" to tell it from an empty row
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(columns)
-    writer.writerows(zip(*cells))
-    return buffer.getvalue().encode("utf-8")
+    csv.writer(buffer, lineterminator="\r\n").writerow([text])
+    return buffer.getvalue()[:-2]
 
 
-def _csv_cells(values: np.ndarray) -> list:
-    """A column as the csv writer takes it: floats as ``repr`` does (shortest round trip), NaN empty."""
+def _csv_texts(values: np.ndarray) -> list[str]:
+    """A column of numbers as text: floats as ``repr`` writes them (shortest round trip), NaN empty."""
     if values.dtype.kind == "f":
-        cells = values.astype(object)
-        cells[np.isnan(values)] = None  # written as an empty cell, as pandas writes NaN
-        return cells.tolist()
-    if values.dtype.kind in "iub":
-        return values.tolist()
-    return [None if cell is None or cell != cell else cell for cell in values.tolist()]
+        return [repr(value) if value == value else "" for value in values.tolist()]
+    if values.dtype.kind in "iu":
+        return list(map(str, values.tolist()))
+    return [_csv_field("" if cell is None or cell != cell else str(cell)) for cell in values.tolist()]
 
 
 def json_values(values) -> list:
