@@ -100,23 +100,26 @@ def load(
     snapshot = SnapshotProvider()
     with contextlib.ExitStack() as stack:
 
-        def start(names: list[str]) -> Any:
-            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="tb_aggregate_slice_"))
-            _link_event_files(runs, names, folder)
-            server = start_server(folder)
-            stack.callback(server.close)  # also when an error or Ctrl-C comes first
-            return server
+        def start(names: list[str]) -> tuple[Any, tempfile.TemporaryDirectory]:
+            links = tempfile.TemporaryDirectory(prefix="tb_aggregate_slice_")
+            stack.callback(links.cleanup)  # also when an error or Ctrl-C comes first
+            _link_event_files(runs, names, links.name)
+            server = start_server(links.name)
+            stack.callback(server.close)
+            return server, links
 
         pending = iter(slices)
         following = start(next(pending))
         if meanwhile is not None:
             meanwhile()
         while following is not None:
-            loaded = following.wait()
+            server, links = following
+            loaded = server.wait()
             names = next(pending, None)
             following = start(names) if names is not None else None
             with loaded:
                 snapshot.take(loaded.provider)
+            links.cleanup()  # now, while the next slice loads, rather than all at the end
     return snapshot
 
 
