@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 # Cells a spreadsheet would run as a formula; such name cells get a leading apostrophe.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 NAME_COLUMNS = ("tag", "group", "run")
+_CSV_ROWS = 20_000  # rows formatted at a time
 
 
 def inert(name: str) -> str:
@@ -47,15 +48,25 @@ def to_csv(table: pd.DataFrame | Mapping[str, np.ndarray]) -> bytes:
         columns = {name: np.asarray(values) for name, values in table.items()}
     else:
         columns = {name: table[name].to_numpy() for name in table.columns}
-    cells = []
-    for name, values in columns.items():
-        if name in NAME_COLUMNS:  # few distinct names: each quoted once, by the csv module
-            quoted = {value: _csv_field(inert(str(value))) for value in set(values.tolist())}
-            cells.append([quoted[value] for value in values.tolist()])
-        else:
-            cells.append(_csv_texts(values))
-    lines = [",".join(_csv_field(str(name)) for name in columns), *map(",".join, zip(*cells)), ""]
-    return "\r\n".join(lines).encode("utf-8")
+    # Few distinct names: each quoted once, by the csv module.
+    quoted = {
+        name: {value: _csv_field(inert(str(value))) for value in set(values.tolist())}
+        for name, values in columns.items()
+        if name in NAME_COLUMNS
+    }
+    out = io.StringIO()
+    out.write(",".join(_csv_field(str(name)) for name in columns) + "\r\n")
+    rows = len(next(iter(columns.values()), ()))
+    for start in range(0, rows, _CSV_ROWS):  # in blocks: the texts of every cell at once would be big
+        cells = []
+        for name, values in columns.items():
+            block = values[start : start + _CSV_ROWS]
+            if name in quoted:
+                cells.append([quoted[name][value] for value in block.tolist()])
+            else:
+                cells.append(_csv_texts(block))
+        out.write("\r\n".join(map(",".join, zip(*cells))) + "\r\n")
+    return out.getvalue().encode("utf-8")
 
 
 def _csv_field(text: str) -> str:
