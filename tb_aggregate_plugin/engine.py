@@ -62,7 +62,11 @@ class Result:
     def frame(self) -> pd.DataFrame:
         """``tag, group, <x>, [wall_time], n, <statistics>, center, band_lo, band_hi``, one row per
         point of each curve; built when first asked for (a chart reads :attr:`curves` directly)."""
-        return _frame(self.curves, self.query, self.names)
+        import pandas as pd
+
+        names = ["tag", "group", self.x] + (["wall_time"] if self.x == "step" else []) + ["n"]
+        names += [n for n in self.names if n not in names] + ["center", "band_lo", "band_hi"]
+        return pd.DataFrame(_columns(self.curves, names), columns=names)
 
     def table(self) -> pd.DataFrame:
         """The tidy table: ``tag, group, <x>, [wall_time], n, <reductions>``; ``attrs`` say the rest."""
@@ -73,8 +77,7 @@ class Result:
     def table_columns(self) -> dict[str, np.ndarray]:
         """:meth:`table`'s columns as numpy arrays (names as object arrays), without pandas: what the
         command line writes to CSV, which then never imports pandas."""
-        columns = _columns(self.curves, self.query, self.names)
-        return {name: columns[name] for name in self._table_names()}
+        return _columns(self.curves, self._table_names())
 
     def _table_names(self) -> list[str]:
         if self.partial:
@@ -325,24 +328,13 @@ def _nanmedian_rows(walls: np.ndarray) -> np.ndarray:
     return stats.nanmedian(walls)
 
 
-def _frame(pieces: list[dict], query: Query, names: list[str]) -> pd.DataFrame:
-    import pandas as pd
-
-    columns = _columns(pieces, query, names)
+def _columns(pieces: list[dict], names: list[str]) -> dict[str, np.ndarray]:
+    """The columns ``names`` of the frame, the curves one after the other."""
     if not pieces:
-        return pd.DataFrame({c: pd.Series(dtype=object if c in ("tag", "group") else float) for c in columns})
-    return pd.DataFrame(columns, columns=list(columns))
-
-
-def _columns(pieces: list[dict], query: Query, names: list[str]) -> dict[str, np.ndarray]:
-    """Every column of the frame, in its order, the curves one after the other."""
-    columns = ["tag", "group", query.x] + (["wall_time"] if query.x == "step" else []) + ["n"]
-    columns += [n for n in names if n not in columns] + ["center", "band_lo", "band_hi"]
-    if not pieces:
-        return {c: np.empty(0, dtype=object if c in ("tag", "group") else float) for c in columns}
+        return {c: np.empty(0, dtype=object if c in ("tag", "group") else float) for c in names}
     lengths = [len(p["n"]) for p in pieces]
     out = {}
-    for c in columns:
+    for c in names:
         if c in ("tag", "group"):
             out[c] = np.repeat(np.array([p[c] for p in pieces], dtype=object), lengths)
         else:

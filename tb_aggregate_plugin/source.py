@@ -84,7 +84,6 @@ class Source:
         max_memo_bytes: int = DEFAULT_MEMO_BYTES,
         ctx: tb_context.RequestContext | None = None,
         fast_path: bool = True,
-        read_threads: int = READ_THREADS,
         logdir: str | None = None,
         health: LogdirHealth | None = None,
     ):
@@ -92,7 +91,6 @@ class Source:
         self.experiment_id = experiment_id
         self.sample_limit = sample_limit
         self.max_cache_points = max_cache_points
-        self.read_threads = read_threads
         self._ctx = ctx or tb_context.RequestContext()
         self._cache: collections.OrderedDict[tuple[str, str], tuple[SeriesInfo, Series]] = (
             collections.OrderedDict()
@@ -283,7 +281,7 @@ class Source:
             try:
                 # The data server builds the next response while this process decodes one (gRPC
                 # waits without holding the GIL): two requests in flight use both sides at once.
-                with concurrent.futures.ThreadPoolExecutor(min(self.read_threads, len(filters))) as pool:
+                with concurrent.futures.ThreadPoolExecutor(min(READ_THREADS, len(filters))) as pool:
                     for got in pool.map(functools.partial(self._fast_reader, self.experiment_id), filters):
                         out.update(got)
             except Exception as exc:  # fall back to the public interface, once and for all

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from rawread import read_logdir
+from reference import tensorboard_smoothing
 from scipy import stats as sps
 from writers import noisy_curve, write_run
 
@@ -279,20 +280,6 @@ def test_ci95_uses_student_t_not_z(tmp_path):
     row = tba.aggregate(str(tmp_path), reductions="mean,sem,ci95_hi").iloc[0]
     assert row["ci95_hi"] - row["mean"] == pytest.approx(4.302652729 * row["sem"], rel=1e-9)
     assert row["sem"] == pytest.approx(np.std([1, 2, 4], ddof=1) / math.sqrt(3))
-
-
-def tensorboard_smoothing(values, weight):
-    """TensorBoard's scalar chart smoothing, written out point by point as in its frontend."""
-    out, last, num_accum = [], 0.0, 0
-    is_constant = all(v == values[0] for v in values)
-    for v in values:
-        if is_constant or not math.isfinite(v):
-            out.append(v)
-            continue
-        last = last * weight + (1 - weight) * v
-        num_accum += 1
-        out.append(last / (1 - weight**num_accum))
-    return np.array(out)
 
 
 @pytest.mark.parametrize("weight", [0.0, 0.6, 0.95])

@@ -3,11 +3,11 @@ give numpy's own nan-aware numbers, whatever the pattern of missing values."""
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
 import pytest
+from reference import tensorboard_smoothing
 
 from tb_aggregate_plugin import stats
 
@@ -73,20 +73,6 @@ def test_smoothing_leaves_its_input_as_it_was():
 # -- smoothing against TensorBoard's own loop ----------------------------------------------------
 
 
-def tensorboard_loop(values, weight):
-    """TensorBoard's scalar chart smoothing, point by point as its frontend writes it."""
-    out, last, num_accum = [], 0.0, 0
-    is_constant = all(v == values[0] for v in values)
-    for v in values:
-        if is_constant or not math.isfinite(v):
-            out.append(v)
-            continue
-        last = last * weight + (1 - weight) * v
-        num_accum += 1
-        out.append(last / (1 - weight**num_accum))
-    return out
-
-
 CONSTANT_ROWS = [3, 4, 7]
 
 
@@ -113,7 +99,7 @@ def test_smoothing_is_tensorboards_loop_on_every_kind_of_row(weight):
     values = smoothing_rows()
     before = values.copy()
     got = stats.smooth_rows(values, weight)
-    want = np.array([tensorboard_loop(list(row), weight) for row in values])
+    want = np.array([tensorboard_smoothing(list(row), weight) for row in values])
     np.testing.assert_array_equal(values, before)  # the input is left as it was
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
     # Exactly the input where TensorBoard keeps it: non-finite values and constant runs.
@@ -131,7 +117,7 @@ def test_smoothing_of_long_runs_and_of_float32():
     for weight in (0.6, 0.999):
         got = stats.smooth_rows(values, weight)
         assert got.dtype == np.float64
-        want = np.array([tensorboard_loop(row.astype(np.float64).tolist(), weight) for row in values])
+        want = np.array([tensorboard_smoothing(row.astype(np.float64).tolist(), weight) for row in values])
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
 
 
