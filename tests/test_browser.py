@@ -15,6 +15,7 @@ import pytest
 import requests
 from browser import Tab, by_role, chromium
 from rawread import read_logdir
+from reference import tensorboard_smoothing
 from server import tensorboard
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -76,19 +77,6 @@ def group_matrix(raw, group: str, tag: str) -> tuple[np.ndarray, np.ndarray]:
     steps = [s for s, _, _ in series[0]]
     assert all([s for s, _, _ in one] == steps for one in series), "runs do not share steps"
     return np.array(steps, dtype=float), np.array([[v for _, _, v in one] for one in series])
-
-
-def tb_smooth(values: np.ndarray, weight: float) -> np.ndarray:
-    """TensorBoard's debiased exponential moving average, written out here for the expectation."""
-    out, last, count = [], 0.0, 0
-    for v in values:
-        if not math.isfinite(v):
-            out.append(v)
-            continue
-        last = last * weight + (1 - weight) * v
-        count += 1
-        out.append(last / (1 - weight**count))
-    return np.array(out)
 
 
 def arr(values) -> np.ndarray:
@@ -201,7 +189,7 @@ def test_controls_change_what_is_drawn_and_the_hash(open_tab, raw):
     ui.locator("input[name=smoothing]").fill("0.6")
     ui.locator("input[name=smoothing]").press("Tab")
     figure = tab.wait_drawn("train/loss", smoothing="0.6", band="minmax")
-    expected = np.mean([tb_smooth(row, 0.6) for row in values], axis=0)
+    expected = np.mean([tensorboard_smoothing(row, 0.6) for row in values], axis=0)
     np.testing.assert_allclose(arr(by_role(figure, "hover")["lr=0.01"][0]["y"]), expected, rtol=1e-7)
     assert tab.hash_state()["smoothing"] == "0.6"
     assert ui.locator("input[name=smoothing_range]").input_value() == "0.6"
@@ -300,7 +288,7 @@ def test_reload_restores_the_settings_from_the_hash(open_tab, raw):
     assert ui.locator("input[name=log_y]").is_checked()
     # What is drawn is what the settings say: the median of the runs smoothed with weight 0.3.
     _, values = group_matrix(raw, "lr=0.01", "val/loss")
-    expected = np.median([tb_smooth(row, 0.3) for row in values], axis=0)
+    expected = np.median([tensorboard_smoothing(row, 0.3) for row in values], axis=0)
     np.testing.assert_allclose(arr(by_role(figure, "hover")["lr=0.01"][0]["y"]), expected, rtol=1e-7)
 
 
