@@ -21,6 +21,11 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
+# The command computes with numpy but never with BLAS. Left to itself, numpy's OpenBLAS starts a
+# thread per core at import that spins for about 0.1 s, taking a core from TensorBoard's data server
+# just as it loads. Only a default: the environment's own setting wins; a no-op if numpy is loaded.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # Only light modules here: the engine (pandas, scipy) is imported while the logdir loads (_opened).
 from . import __version__, eventfiles, files
 from .loading import logdir_source

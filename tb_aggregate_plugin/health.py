@@ -13,6 +13,7 @@ walked is remembered, so a growing live file costs only its new records.
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 import threading
@@ -80,12 +81,30 @@ class LogdirHealth:
         return problem
 
 
-def _masked_crc32c(data: bytes) -> int:
-    # Imported when first needed: TensorBoard's TensorFlow stand-in takes a tenth of a second to
-    # import, which the CLI would otherwise pay before it can start the data server.
-    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+@functools.cache
+def _crc32c_table() -> tuple[int, ...]:
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)  # CRC-32C (Castagnoli), reflected
+        table.append(crc)
+    return tuple(table)
 
-    return masked_crc32c(data)
+
+def _masked_crc32c(data: bytes) -> int:
+    """The masked CRC-32C of TFRecord framing, as TensorBoard's ``masked_crc32c`` computes it.
+
+    Written out (for the 8 bytes of a record length) because TensorBoard's lives in its TensorFlow
+    stand-in, whose import takes 0.05-0.15 s (boto3 and fsspec with it, when installed): a tenth of
+    the whole command line on a large logdir. Tested against TensorBoard's own.
+    """
+    table = _crc32c_table()
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    crc ^= 0xFFFFFFFF
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def _starts_as_event_file(f) -> bool:

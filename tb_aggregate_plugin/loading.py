@@ -15,7 +15,7 @@ import os
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from . import sliced
 from .health import LogdirHealth
@@ -25,12 +25,33 @@ logger = logging.getLogger(__name__)
 
 
 class LoadedLogdir:
-    """A logdir loaded by one of TensorBoard's loaders; ``close()`` stops a data server."""
+    """A logdir loaded by one of TensorBoard's loaders; ``close()`` stops a data server.
 
-    def __init__(self, provider, loader: str, closer: Callable[[], None] | None = None):
-        self.provider = provider
+    ``provider`` is its DataProvider; given as ``make_provider``, it is made when first asked for.
+    ``stub`` is the data server's gRPC stub (``None`` for other loaders), readable without the
+    provider's imports (see :mod:`grpc_read`).
+    """
+
+    def __init__(
+        self,
+        provider=None,
+        loader: str = "rust",
+        closer: Callable[[], None] | None = None,
+        *,
+        make_provider: Callable[[], object] | None = None,
+        stub=None,
+    ):
+        self._provider = provider
+        self._make_provider = make_provider
         self.loader = loader
+        self.stub = stub
         self._closer = closer
+
+    @property
+    def provider(self):
+        if self._provider is None and self._make_provider is not None:
+            self._provider = self._make_provider()
+        return self._provider
 
     def close(self) -> None:
         if self._closer is not None:
@@ -56,12 +77,13 @@ def logdir_source(
     """A :class:`Source` over every point of ``logdir``, loaded as ``dup_steps`` needs; yields
     ``(source, loader used)`` and stops the loader afterwards. The one way a path is opened.
 
-    ``meanwhile`` is called once while TensorBoard's data server loads (the CLI imports the engine).
+    ``meanwhile`` is called once while TensorBoard's data server loads (the CLI imports the engine);
+    the event files' framing is checked then too, rather than after the points are read.
     """
-    health = LogdirHealth(logdir) if os.path.isdir(logdir) else None  # checked when first asked
-    with open_logdir(
-        logdir, loader=loader, keep_repeated_steps=dup_steps != "last", meanwhile=meanwhile
-    ) as loaded:
+    health = LogdirHealth(logdir) if os.path.isdir(logdir) else None
+    tasks = ([meanwhile] if meanwhile is not None else []) + ([health.problems] if health else [])
+    repeated = dup_steps != "last"
+    with open_logdir(logdir, loader=loader, keep_repeated_steps=repeated, meanwhile=tasks) as loaded:
         # Read once and closed after: nothing to keep for a next request.
         source = factory(loaded.provider, logdir=logdir, health=health, max_cache_points=0, max_memo_bytes=0)
         yield source, loaded.loader
@@ -73,7 +95,7 @@ def open_logdir(
     loader: str = "auto",
     keep_repeated_steps: bool = False,
     slice_bytes: int | None = sliced.SLICE_BYTES,
-    meanwhile: Callable[[], object] | None = None,
+    meanwhile: Iterable[Callable[[], object]] = (),
 ) -> LoadedLogdir:
     """Load every point of every run under ``logdir`` with TensorBoard's own loaders.
 
@@ -81,40 +103,43 @@ def open_logdir(
     ``python``. ``keep_repeated_steps`` keeps both writes of a step logged twice (needed for
     ``dup_steps=first|mean``); the data server always keeps only the last one. With the data server,
     a logdir of more than ``slice_bytes`` of event files is loaded in slices of about that size
-    (``None``: all at once). ``meanwhile`` is called once, while the data server loads if one does.
+    (``None``: all at once). Each call of ``meanwhile`` is made once, while the data server loads if
+    one does (with slices, one per slice).
     """
     if not os.path.isdir(logdir):
         raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
     if loader not in ("auto", "rust", "python"):
         raise ValueError(f"loader: {loader!r} is not one of auto, rust, python")
-    pending = [meanwhile] if meanwhile is not None else []
+    pending = list(meanwhile)  # each made once, also when the data server fails and Python loads
 
-    def run_meanwhile() -> None:
+    def tasks() -> Iterator[Callable[[], object]]:
         while pending:
-            pending.pop()()
+            yield pending.pop(0)
 
     if loader == "rust" or (loader == "auto" and not keep_repeated_steps):
         try:
-            return _load_with_data_server(logdir, slice_bytes, run_meanwhile)
+            return _load_with_data_server(logdir, slice_bytes, tasks)
         except Exception as exc:
             if loader == "rust":
                 raise
             logger.info("data server unavailable (%s); using the Python loader", exc)
-    run_meanwhile()
+    for task in tasks():
+        task()
     return _open_with_multiplexer(logdir)
 
 
 def _load_with_data_server(
-    logdir: str, slice_bytes: int | None, meanwhile: Callable[[], None]
+    logdir: str, slice_bytes: int | None, tasks: Callable[[], Iterator[Callable[[], object]]]
 ) -> LoadedLogdir:
     if slice_bytes:
         runs = sliced.event_files(logdir)
         slices = sliced.plan({run: sum(files.values()) for run, files in runs.items()}, slice_bytes)
         if len(slices) > 1:
-            return LoadedLogdir(sliced.load(runs, slices, DataServer, meanwhile), "rust")
+            return LoadedLogdir(sliced.load(runs, slices, DataServer, tasks()), "rust")
     server = DataServer(logdir)
     try:
-        meanwhile()
+        for task in tasks():
+            task()
     except BaseException:
         server.close()
         raise
@@ -175,8 +200,7 @@ class DataServer:
     def wait(self, timeout: float = 600.0) -> LoadedLogdir:
         """The loaded logdir (``close()`` stops the server); stops it and raises if it fails."""
         try:
-            import grpc
-            from tensorboard.data import grpc_provider
+            from . import grpc_read
 
             if not self._done.wait(timeout):
                 raise TimeoutError("data server did not finish loading")
@@ -184,29 +208,33 @@ class DataServer:
                 raise RuntimeError(f"data server exited with status {self._proc.wait()}")
             with open(self._port_file) as f:
                 port = int(f.read())
-            channel = grpc.insecure_channel(
-                f"localhost:{port}",
-                options=[("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)],
-            )
-            stub = grpc_provider.make_stub(channel)
-            provider = grpc_provider.GrpcDataProvider(f"localhost:{port}", stub)
+            stub = grpc_read.connect(port)
         except BaseException:
             self.close()
             raise
-        return LoadedLogdir(provider, "rust", self.close)
 
-    def close(self) -> None:
-        """Stop the server (again: nothing)."""
-        # It exits when its stdin closes. A plain wait returns the moment it has; a wait with a
-        # timeout polls, which cost several ms per slice. The timer kills a server that hangs.
-        killer = threading.Timer(5.0, self._proc.kill)
-        killer.start()
-        try:
+        def make_provider():
+            from tensorboard.data import grpc_provider
+
+            return grpc_provider.GrpcDataProvider(f"localhost:{port}", stub)
+
+        return LoadedLogdir(loader="rust", closer=self.close, make_provider=make_provider, stub=stub)
+
+    def close(self, wait: bool = True) -> None:
+        """Stop the server (again: nothing more). ``wait=False`` returns at once; a later
+        ``close()`` waits for it to be gone."""
+        if not self._proc.stdin.closed:  # it exits when its stdin closes
             self._proc.stdin.close()
-            self._proc.wait()
-        finally:
-            killer.cancel()
-        self._tmp.cleanup()
+            self._tmp.cleanup()
+        if wait and self._proc.returncode is None:
+            # A plain wait returns the moment it has exited; a wait with a timeout polls, which cost
+            # several ms per slice. The timer kills a server that hangs.
+            killer = threading.Timer(5.0, self._proc.kill)
+            killer.start()
+            try:
+                self._proc.wait()
+            finally:
+                killer.cancel()
 
 
 @functools.cache

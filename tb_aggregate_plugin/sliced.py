@@ -22,6 +22,7 @@ import numpy as np
 from tensorboard import context as tb_context
 from tensorboard.data import provider as tb_provider
 
+from . import grpc_read
 from .source import HPARAMS, SCALARS, Series, Source, array_reader
 
 # A logdir with more event-file bytes than this is loaded in slices of about this size: a slice's
@@ -89,15 +90,18 @@ def load(
     runs: Mapping[str, Mapping[str, int]],
     slices: Iterable[list[str]],
     start_server: Callable[[str], Any],
-    meanwhile: Callable[[], object] | None = None,
+    meanwhile: Iterable[Callable[[], object]] = (),
 ) -> SnapshotProvider:
     """Every point of the runs of each slice, each slice loaded by a server ``start_server(folder)``
-    whose ``wait()`` gives the loaded logdir (``provider``, ``close()``) and ``close()`` stops it.
+    whose ``wait()`` gives the loaded logdir (a :class:`loading.LoadedLogdir`) and whose
+    ``close(wait=True)`` stops it.
 
     The next slice's server starts loading while this one is read (reading keeps one core busy,
-    loading both), so at most two run at once. ``meanwhile`` is called while the first one loads.
+    loading both), so at most two run at once. The calls ``meanwhile`` are made one before each wait
+    for a slice (the first while the first slice loads); any left, after the last.
     """
     snapshot = SnapshotProvider()
+    tasks = iter(meanwhile)  # taken one at a time: a caller may make the ones left itself
     with contextlib.ExitStack() as stack:
 
         def start(names: list[str]) -> tuple[Any, tempfile.TemporaryDirectory]:
@@ -110,16 +114,24 @@ def load(
 
         pending = iter(slices)
         following = start(next(pending))
-        if meanwhile is not None:
-            meanwhile()
         while following is not None:
+            task = next(tasks, None)
+            if task is not None:
+                task()
             server, links = following
             loaded = server.wait()
             names = next(pending, None)
             following = start(names) if names is not None else None
-            with loaded:
+            if loaded.stub is not None:
+                snapshot.take(None, stub=loaded.stub)
+            else:
                 snapshot.take(loaded.provider)
-            links.cleanup()  # now, while the next slice loads, rather than all at the end
+            # Stopped now, while the next slice loads; its exit (freeing its memory) is waited for
+            # at the end, so this thread goes on reading meanwhile.
+            server.close(wait=False)
+            links.cleanup()
+        for task in tasks:
+            task()
     return snapshot
 
 
@@ -145,12 +157,15 @@ class SnapshotProvider(tb_provider.DataProvider):
         self._series: dict[tuple[str, str], Series] = {}
         self._steps: dict[str, np.ndarray] = {}  # tag -> the last step array kept, shared when equal
 
-    def take(self, provider: tb_provider.DataProvider, experiment_id: str = "") -> None:
-        """Copy every scalar point and the hparams listing of ``provider``'s experiment."""
+    def take(self, provider: tb_provider.DataProvider | None, experiment_id: str = "", *, stub=None) -> None:
+        """Copy every scalar point and the hparams listing of ``provider``'s experiment, or of the
+        data server whose gRPC ``stub`` is given (then ``provider`` is not used)."""
         ctx = tb_context.RequestContext()
 
         def hparams() -> dict:
             try:
+                if stub is not None:
+                    return grpc_read.tensor_listing(stub, experiment_id, HPARAMS)
                 return provider.list_tensors(ctx, experiment_id=experiment_id, plugin_name=HPARAMS)
             except Exception:  # a provider without hparams: as Source.hparams treats it
                 return {}
@@ -159,7 +174,7 @@ class SnapshotProvider(tb_provider.DataProvider):
         # wait 40 ms for a TCP acknowledgement, so fewer requests, and waits that overlap.
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             tensors = pool.submit(hparams)
-            reader = array_reader(provider)
+            reader = grpc_read.scalar_reader(stub) if stub is not None else array_reader(provider)
             if reader is not None:
                 series = reader(experiment_id, None)
                 listing: dict[str, dict[str, tb_provider.ScalarTimeSeries]] = {}

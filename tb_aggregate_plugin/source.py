@@ -340,33 +340,8 @@ def _grpc_reader(provider) -> Callable | None:
     if stub is None or not hasattr(stub, "ReadScalars"):
         return None
     try:
-        from tensorboard.data import grpc_provider
-        from tensorboard.data.proto import data_provider_pb2
+        from . import grpc_read
+
+        return grpc_read.scalar_reader(stub)
     except ImportError:
         return None
-
-    def read(experiment_id: str, rtf: tb_provider.RunTagFilter | None) -> dict[tuple[str, str], Series]:
-        req = data_provider_pb2.ReadScalarsRequest()
-        req.experiment_id = experiment_id
-        req.plugin_filter.plugin_name = SCALARS
-        if rtf is not None and rtf.runs is not None:  # an unset filter: every run
-            req.run_tag_filter.runs.SetInParent()
-            req.run_tag_filter.runs.names[:] = list(rtf.runs)
-        if rtf is not None and rtf.tags is not None:
-            req.run_tag_filter.tags.SetInParent()
-            req.run_tag_filter.tags.names[:] = list(rtf.tags)
-        req.downsample.num_points = ALL_POINTS
-        with grpc_provider._translate_grpc_error():
-            res = stub.ReadScalars(req)
-        out = {}
-        for run_entry in res.runs:
-            for tag_entry in run_entry.tags:
-                d = tag_entry.data
-                out[(run_entry.run_name, tag_entry.tag_name)] = Series(
-                    np.asarray(d.step, dtype=np.int64),
-                    np.asarray(d.wall_time, dtype=np.float64),
-                    np.asarray(d.value, dtype=np.float64),
-                )
-        return out
-
-    return read

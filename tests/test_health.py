@@ -91,3 +91,18 @@ def test_a_growing_file_is_checked_again_and_a_mended_one_passes(tmp_path):
         f.write(grown)
     assert health.problems() == {}
     w.close()
+
+
+def test_the_record_checksum_is_tensorboards():
+    """The framing check's own CRC-32C (kept to spare an import) against TensorBoard's, on random bytes
+    of every length a record header or a small payload has."""
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    from tb_aggregate_plugin.health import _masked_crc32c
+
+    rng = np.random.default_rng(7)
+    for length in [0, 1, 4, 8, 8, 8, 12, 255, 4096]:
+        for _ in range(20):
+            data = rng.integers(0, 256, length, dtype=np.uint8).tobytes()
+            assert _masked_crc32c(data) == masked_crc32c(data)
+    assert _masked_crc32c(b"\xff" * 8) == masked_crc32c(b"\xff" * 8)
