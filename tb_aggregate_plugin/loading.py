@@ -16,10 +16,14 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
+# Only the standard library at import, the rest when first used: the command line starts TensorBoard's
+# data server before numpy and TensorBoard's modules are imported, which then load while it does.
 from . import sliced
-from .health import LogdirHealth
-from .source import HPARAMS, SCALARS, Source
+
+if TYPE_CHECKING:
+    from .source import Source
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +75,6 @@ def logdir_source(
     *,
     dup_steps: str = "last",
     loader: str = "auto",
-    factory: type[Source] = Source,
     meanwhile: Callable[[], object] | None = None,
 ) -> Iterator[tuple[Source, str]]:
     """A :class:`Source` over every point of ``logdir``, loaded as ``dup_steps`` needs; yields
@@ -80,12 +83,22 @@ def logdir_source(
     ``meanwhile`` is called once while TensorBoard's data server loads (the CLI imports the engine);
     the event files' framing is checked then too, rather than after the points are read.
     """
-    health = LogdirHealth(logdir) if os.path.isdir(logdir) else None
-    tasks = ([meanwhile] if meanwhile is not None else []) + ([health.problems] if health else [])
+    checked = []
+
+    def check_framing() -> None:
+        from .health import LogdirHealth
+
+        checked.append(LogdirHealth(logdir))
+        checked[0].problems()
+
+    tasks = ([meanwhile] if meanwhile is not None else []) + [check_framing]
     repeated = dup_steps != "last"
     with open_logdir(logdir, loader=loader, keep_repeated_steps=repeated, meanwhile=tasks) as loaded:
+        from .source import Source
+
         # Read once and closed after: nothing to keep for a next request.
-        source = factory(loaded.provider, logdir=logdir, health=health, max_cache_points=0, max_memo_bytes=0)
+        health = checked[0] if checked else None  # else made by Source when first asked
+        source = Source(loaded.provider, logdir=logdir, health=health, max_cache_points=0, max_memo_bytes=0)
         yield source, loaded.loader
 
 
@@ -149,6 +162,8 @@ def _load_with_data_server(
 def _open_with_multiplexer(logdir: str) -> LoadedLogdir:
     from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
 
+    from .source import HPARAMS, SCALARS
+
     multiplexer = plugin_event_multiplexer.EventMultiplexer(
         size_guidance={"scalars": 0, "tensors": 0},
         tensor_size_guidance={SCALARS: 0, HPARAMS: 0},
@@ -175,7 +190,7 @@ class DataServer:
             binary,
             f"--logdir={os.path.abspath(logdir)}",
             "--reload=once",
-            f"--samples-per-plugin={SCALARS}=all,{HPARAMS}=all",
+            "--samples-per-plugin=scalars=all,hparams=all",  # every point of these two plugins
             "--port=0",
             f"--port-file={self._port_file}",
             "--die-after-stdin",

@@ -96,6 +96,7 @@ class Source:
             collections.OrderedDict()
         )
         self._cached_points = 0
+        self.points_read = 0  # points returned by read (cached ones too), for a summary
         self._lock = threading.Lock()
         self._fast_reader = array_reader(provider) if fast_path else None
         self._listing: tuple[float, dict[str, dict[str, SeriesInfo]]] | None = None
@@ -186,6 +187,8 @@ class Source:
                 for (run, tag), series in fresh.items():
                     out[(run, tag)] = series
                     self._store((run, tag), listing[run][tag], series)
+        with self._lock:
+            self.points_read += sum(len(s) for s in out.values())
         return out
 
     def read_by_tag(

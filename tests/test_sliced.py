@@ -15,7 +15,7 @@ import pytest
 from rawread import read_logdir
 from writers import noisy_curve, write_run
 
-from tb_aggregate_plugin import Query, compute, loading, sliced
+from tb_aggregate_plugin import Query, compute, loading, sliced, snapshot
 from tb_aggregate_plugin.source import Source
 
 
@@ -82,7 +82,7 @@ def test_sliced_load_holds_every_point_of_every_run(logdir):
     slice_bytes = max(sizes.values()) + 1  # several slices, none empty
     assert len(sliced.plan(sizes, slice_bytes)) >= 4
     with loading.open_logdir(str(logdir), loader="rust", slice_bytes=slice_bytes) as parts:
-        assert isinstance(parts.provider, sliced.SnapshotProvider)
+        assert isinstance(parts.provider, snapshot.SnapshotProvider)
         source = Source(parts.provider)
         assert source.uses_fast_path
         got = _everything(source)
@@ -167,8 +167,8 @@ def test_a_failure_while_reading_a_slice_stops_every_server_and_removes_the_link
             raise RuntimeError("reading failed")
         return original(self, provider, experiment_id, **kwargs)
 
-    original = sliced.SnapshotProvider.take
-    monkeypatch.setattr(sliced.SnapshotProvider, "take", failing_take)
+    original = snapshot.SnapshotProvider.take
+    monkeypatch.setattr(snapshot.SnapshotProvider, "take", failing_take)
     with pytest.raises(RuntimeError, match="reading failed"):
         loading.open_logdir(str(logdir), loader="rust", slice_bytes=1)
     assert len(calls) == 2
@@ -197,15 +197,15 @@ def test_values_that_need_float64_keep_it(tmp_path):
     writer.close()
     narrow = [0.1, 0.25, np.nan, 3.0, -2.5]
     write_run(str(tmp_path), "f32", {"x": (np.arange(5), narrow)}, writer="tbx")
-    snapshot = sliced.SnapshotProvider()
+    held = snapshot.SnapshotProvider()
     with loading.open_logdir(str(tmp_path), loader="python") as python_loader:
-        snapshot.take(python_loader.provider)
-    got = _everything(Source(snapshot))
+        held.take(python_loader.provider)
+    got = _everything(Source(held))
     np.testing.assert_array_equal(got[("f64", "x")].value, np.array(precise))
     np.testing.assert_array_equal(got[("f32", "x")].value, np.float32(narrow).astype(float))
     assert all(s.value.dtype == np.float64 for s in got.values())
-    held = snapshot._series
-    assert held[("f64", "x")].value.dtype == np.float64 and held[("f32", "x")].value.dtype == np.float32
+    kept = held._series
+    assert kept[("f64", "x")].value.dtype == np.float64 and kept[("f32", "x")].value.dtype == np.float32
 
 
 def test_series_the_data_server_does_not_list_are_left_out(tmp_path):
