@@ -63,7 +63,10 @@ def stack_shared(runs: list[Series], how: str) -> Aligned | None:
     first = runs[0].step
     if len(first) == 0 or any(len(s.step) != len(first) for s in runs):
         return None
-    if np.any(first[1:] <= first[:-1]) or not (np.vstack([s.step for s in runs]) == first).all():
+    if np.any(first[1:] <= first[:-1]):
+        return None
+    # Loaders that share one step array between runs (a sliced load does) need no comparison.
+    if not all(s.step is first for s in runs) and not (np.vstack([s.step for s in runs]) == first).all():
         return None
     values = np.vstack([s.value for s in runs]).astype(np.float64, copy=False)  # a new array
     values[~np.isfinite(values)] = np.nan

@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
+import grpc
 import numpy as np
 from tensorboard.data import provider as tb_provider
+from tensorboard.data.proto import data_provider_pb2, data_provider_pb2_grpc
 
 from .source import ALL_POINTS, SCALARS, Series
 
@@ -21,9 +23,6 @@ from .source import ALL_POINTS, SCALARS, Series
 def connect(port: int):
     """The data server's gRPC stub at ``localhost:port``, with no limit on message sizes (a
     ReadScalars answer holding every point of a logdir is far above gRPC's default 4 MB)."""
-    import grpc
-    from tensorboard.data.proto import data_provider_pb2_grpc
-
     channel = grpc.insecure_channel(
         f"localhost:{port}",
         options=[("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)],
@@ -34,8 +33,6 @@ def connect(port: int):
 @contextlib.contextmanager
 def errors() -> Iterator[None]:
     """gRPC errors raised as TensorBoard's own provider raises them (NotFoundError, ...)."""
-    import grpc
-
     try:
         yield
     except grpc.RpcError:
@@ -49,7 +46,6 @@ def scalar_reader(stub) -> Callable[[str, tb_provider.RunTagFilter | None], dict
     """A reader of ``(experiment_id, RunTagFilter or None for all) -> {(run, tag): Series}``: one
     ReadScalars request, its repeated fields turned into numpy arrays without a Python object per point.
     """
-    from tensorboard.data.proto import data_provider_pb2
 
     def read(experiment_id: str, rtf: tb_provider.RunTagFilter | None) -> dict[tuple[str, str], Series]:
         req = data_provider_pb2.ReadScalarsRequest()
@@ -82,8 +78,6 @@ def tensor_listing(
     stub, experiment_id: str, plugin_name: str
 ) -> dict[str, dict[str, tb_provider.TensorTimeSeries]]:
     """``list_tensors`` of ``plugin_name`` (the hparams listing), as ``GrpcDataProvider`` answers it."""
-    from tensorboard.data.proto import data_provider_pb2
-
     req = data_provider_pb2.ListTensorsRequest()
     req.experiment_id = experiment_id
     req.plugin_filter.plugin_name = plugin_name

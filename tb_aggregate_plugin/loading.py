@@ -215,7 +215,7 @@ class DataServer:
     def wait(self, timeout: float = 600.0) -> LoadedLogdir:
         """The loaded logdir (``close()`` stops the server); stops it and raises if it fails."""
         try:
-            from . import grpc_read
+            from . import grpc_read  # gRPC and the rest: imported while it loads
 
             if not self._done.wait(timeout):
                 raise TimeoutError("data server did not finish loading")
