@@ -245,7 +245,9 @@ export class ChartGrid {
     if (signal.aborted || url !== this.hooks.aggregateUrl(card.tag)) return;
     const cycle = this.cycle;
     if (cycle && cycle.firstArrival === null) cycle.firstArrival = arrived;
-    await this.schedule(() => this.draw(card, { url, text, arrived, signal, cycle }));
+    // Drawn in the chain, without holding this fetch's slot: the next answers are on their way while
+    // this one waits for Plotly (whose start takes most of a second on a small machine) and is drawn.
+    this.schedule(() => this.draw(card, { url, text, arrived, signal, cycle })).catch(() => {});
   }
 
   /** Draw a fetched answer (in the draw chain: earlier answers are on screen already). */
