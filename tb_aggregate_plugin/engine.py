@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import dataclasses
 import functools
 import re
@@ -17,6 +19,8 @@ from .source import Series, Source
 if TYPE_CHECKING:
     import pandas as pd
 
+# Tags reduced at once, each on a thread of its own.
+REDUCE_THREADS = 2
 # Tags whose best value is the lowest; any other tag's best is its highest.
 _LOWER_IS_BETTER = re.compile(r"loss|err|perplexity|ppl|mse|mae|nll|cost|regret|wer|cer|distance", re.I)
 
@@ -187,12 +191,29 @@ def run(
     partial = drawn_only and query.smoothing != 0.0
     names = stats.needed_for(() if partial else query.reductions, query.center, query.band)
     blocks, pieces = [], []
-    # One tag at a time, the next ones read meanwhile: memory holds a few tags' points, not all.
-    wanted = {t: [r for r in placed if t in listing[r]] for t in tags}
-    for t, data in source.read_by_tag(wanted, listing):
+
+    def reduce_tag(t: str, data: dict) -> list[tuple[Block, dict]]:
+        reduced = []
         for group, group_runs in members.items():
             block, piece = _reduce_block(query, source, t, group, group_runs, data, listing, names, keep_runs)
             if block is not None:
+                reduced.append((block, piece))
+        return reduced
+
+    # REDUCE_THREADS tags at a time, in order (numpy's sorts and copies leave Python's lock: two tags
+    # use two cores), the next ones read meanwhile: memory holds a few tags' points, not all.
+    wanted = {t: [r for r in placed if t in listing[r]] for t in tags}
+    with concurrent.futures.ThreadPoolExecutor(min(REDUCE_THREADS, len(tags)) or 1) as pool:
+        running: collections.deque[concurrent.futures.Future] = collections.deque()
+        for t, data in source.read_by_tag(wanted, listing):
+            running.append(pool.submit(reduce_tag, t, data))
+            del data
+            while len(running) >= REDUCE_THREADS or (running and running[0].done()):
+                for block, piece in running.popleft().result():
+                    blocks.append(block)
+                    pieces.append(piece)
+        for future in running:
+            for block, piece in future.result():
                 blocks.append(block)
                 pieces.append(piece)
     problems = source.problems()

@@ -142,13 +142,17 @@ def reduce(values: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
             if name == "mean":
                 if not len(values):
                     done[name] = np.full(values.shape[1], np.nan)
+                elif has_nan:  # np.nanmean's own arithmetic, without its warning for an empty point
+                    done[name] = np.where(np.isnan(values), 0.0, values).sum(axis=0) / n
                 else:  # values.mean(axis=0) divides the same sums the same way
-                    done[name] = np.nanmean(values, axis=0) if has_nan else sums / len(values)
+                    done[name] = sums / len(values)
             elif name == "var":
                 if all_finite:
                     var = _sum_of_squares(values, moment("mean")) / np.maximum(n - 1, 1)
-                else:
-                    var = np.nanvar(values, axis=0, ddof=1) if has_nan else values.var(axis=0, ddof=1)
+                else:  # np.nanvar(ddof=1)'s arithmetic: deviations, NaN ones as 0, squared and summed
+                    deviations = values - moment("mean")
+                    deviations[np.isnan(values)] = 0.0
+                    var = (deviations * deviations).sum(axis=0) / np.maximum(n - 1, 1)
                 var[n < 2] = np.nan
                 done[name] = var
             elif name == "std":
@@ -157,8 +161,11 @@ def reduce(values: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
                 done[name] = moment("std") / np.sqrt(n)
         return done[name]
 
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
+    # No warnings to silence: nothing here warns (NaN-aware minima and maxima are fmin/fmax, as in
+    # np.nanmin/np.nanmax, without their warning for an empty point), and floating-point errors are
+    # ignored through np.errstate, which is per thread: warnings.catch_warnings is not, and tags are
+    # reduced on several threads (engine.run).
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         ordered = None  # values sorted along runs, shared by the median and the quantiles
         for name in names:
             if name in out:
@@ -169,7 +176,7 @@ def reduce(values: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
                 out[name] = n
             elif name in ("min", "max"):
                 if has_nan:
-                    out[name] = np.nanmin(values, axis=0) if name == "min" else np.nanmax(values, axis=0)
+                    out[name] = (np.fmin if name == "min" else np.fmax).reduce(values, axis=0)
                 else:
                     out[name] = values.min(axis=0) if name == "min" else values.max(axis=0)
             elif name == "median" or name.startswith("q"):

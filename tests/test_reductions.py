@@ -52,6 +52,24 @@ def test_reductions_match_numpy_nan_functions(name):
         np.testing.assert_allclose(got[key], want, rtol=1e-12, atol=1e-14, equal_nan=True, err_msg=key)
 
 
+@pytest.mark.parametrize("name", list(matrices()))
+def test_reductions_warn_nothing(name, monkeypatch):
+    """Points no run or one run reaches give NaN without a warning, and without silencing one: the
+    reductions run on several threads at once (engine.run), and warnings.catch_warnings changes the
+    filters of the whole process, so threads entering and leaving it can undo each other's."""
+
+    def process_wide(*args, **kwargs):
+        raise AssertionError("warnings.catch_warnings used in a reduction")
+
+    stats.reduce(matrices()[name], ["ci95_lo"])  # scipy.stats imported (its import uses the filters)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with monkeypatch.context() as patched:
+            patched.setattr(warnings, "catch_warnings", process_wide)
+            stats.reduce(matrices()[name], NAMES + ["ci95_lo", "ci95_hi"])
+    assert [str(w.message) for w in caught] == []
+
+
 def test_nanmedian_of_wall_times_matches_numpy():
     walls = 1.7e9 + np.cumsum(np.random.default_rng(3).random((5, 30)), axis=1)
     walls[3, 10:] = np.nan
