@@ -11,7 +11,7 @@ import { clear, el } from "./dom.js";
 import { loadPlotly } from "./plotly_loader.js";
 import { buildFigure } from "./traces.js";
 
-const PARALLEL_FETCHES = 3; // TensorBoard serves from a small machine as often as from a big one
+const PARALLEL_FETCHES = 6; // as many as a browser opens to one server at once: the visible cards of a screen
 const PLOT_CONFIG = {
   displaylogo: false,
   responsive: true,

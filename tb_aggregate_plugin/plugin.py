@@ -7,6 +7,7 @@ result. No statistics here. User mistakes answer 400 (bad option) or 404 (unknow
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import gzip
 import json
 import logging
@@ -136,7 +137,8 @@ class AggregatePlugin(base_plugin.TBPlugin):
         self._sources: collections.OrderedDict[str, Source] = collections.OrderedDict()
         self._lock = threading.Lock()
         self._static = _static_files()
-        self._gzipped: dict[str, bytes] = {}  # large static files, compressed once
+        # plotly.min.js (4.6 MB), compressed once, from now on: ready before the tab first asks for it.
+        self._plotly = _compressed_later(self._static[PLOTLY]) if PLOTLY in self._static else None
         # Here rather than in the first request that smooths, which would wait half a second for it.
         stats.warm_up()
 
@@ -282,18 +284,31 @@ class AggregatePlugin(base_plugin.TBPlugin):
         if file_path is None:
             return _plain(request, "not found", 404)
         content_type = _CONTENT_TYPES.get(os.path.splitext(name)[1], "application/octet-stream")
-        if name == PLOTLY:
-            # 4.6 MB: compress it once (Respond unpacks it for a client without gzip); browsers cache it.
-            body = self._gzipped.get(name)
-            if body is None:
-                with open(file_path, "rb") as f:
-                    body = self._gzipped[name] = gzip.compress(f.read(), compresslevel=6, mtime=0)
+        if name == PLOTLY and self._plotly is not None:
+            # Gzipped (Respond unpacks it for a client without gzip); browsers cache it.
+            body = self._plotly.result()
             return http_util.Respond(
                 request, body, content_type, expires=PLOTLY_CACHE_SECONDS, content_encoding="gzip"
             )
         with open(file_path, "rb") as f:
             body = f.read()
         return http_util.Respond(request, body, content_type)
+
+
+def _compressed_later(path: str) -> concurrent.futures.Future:
+    """The gzip of the file at ``path``, made on a thread of its own (zlib leaves Python's lock) while
+    TensorBoard starts: the tab's first load would otherwise wait 0.2 s for it."""
+    future: concurrent.futures.Future = concurrent.futures.Future()
+
+    def compress() -> None:
+        try:
+            with open(path, "rb") as f:
+                future.set_result(gzip.compress(f.read(), compresslevel=6, mtime=0))
+        except BaseException as exc:  # given to the request that asks for it
+            future.set_exception(exc)
+
+    threading.Thread(target=compress, name="aggregate-gzip", daemon=True).start()
+    return future
 
 
 def _static_files() -> dict[str, str]:
