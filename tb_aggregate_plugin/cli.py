@@ -21,14 +21,6 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-# Defaults for numpy in this short-lived command (the environment's own settings win; no effect if
-# numpy is already loaded). It never uses BLAS, whose OpenBLAS starts a thread per core at import
-# that spins for about 0.1 s, taking a core from TensorBoard's data server just as it loads. And it
-# touches most of its memory once: asking the kernel for huge pages (numpy's default) made each fresh
-# 8 MB array take 17 ms instead of 4 ms (compaction stalls), 0.05-0.07 s of the command.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-
 # Only light modules here: the engine (pandas, scipy) is imported while the logdir loads (_opened).
 from . import __version__, files
 from .loading import logdir_source
@@ -238,6 +230,13 @@ def entry_point() -> None:
     Once the output is written and closed, nothing is left to do: tearing down the interpreter
     (numpy, pandas, gRPC) would only add a fifth of a second.
     """
+    # Defaults for numpy in this short-lived command, set before it is imported (the environment's own
+    # settings win). It never uses BLAS, whose OpenBLAS starts a thread per core at import that spins
+    # for about 0.1 s, taking a core from TensorBoard's data server just as it loads. And it touches
+    # most of its memory once: asking the kernel for huge pages (numpy's default) made each fresh
+    # 8 MB array take 17 ms instead of 4 ms (compaction stalls), 0.05-0.07 s of the command.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     status = main()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -553,4 +552,4 @@ def _reason(exc: BaseException) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry_point()

@@ -270,8 +270,3 @@ def _server_binary() -> str:
 
         return server_ingester.get_server_binary().path
     return path
-
-
-def _open_with_data_server(logdir: str) -> LoadedLogdir:
-    """Start TensorBoard's Rust data server on ``logdir`` and wait for its one full load."""
-    return DataServer(logdir).wait()
