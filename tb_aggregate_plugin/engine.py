@@ -203,7 +203,13 @@ def run(
     # REDUCE_THREADS tags at a time, in order (numpy's sorts and copies leave Python's lock: two tags
     # use two cores), the next ones read meanwhile: memory holds a few tags' points, not all.
     wanted = {t: [r for r in placed if t in listing[r]] for t in tags}
-    with concurrent.futures.ThreadPoolExecutor(min(REDUCE_THREADS, len(tags)) or 1) as pool:
+    if len(tags) <= 1:  # a chart's request: no thread to start and hand over to
+        for t, data in source.read_by_tag(wanted, listing):
+            for block, piece in reduce_tag(t, data):
+                blocks.append(block)
+                pieces.append(piece)
+        return _result(query, source, pieces, names, blocks, members, unplaced, tags, matched_runs, partial)
+    with concurrent.futures.ThreadPoolExecutor(REDUCE_THREADS) as pool:
         running: collections.deque[concurrent.futures.Future] = collections.deque()
         for t, data in source.read_by_tag(wanted, listing):
             running.append(pool.submit(reduce_tag, t, data))
@@ -216,6 +222,10 @@ def run(
             for block, piece in future.result():
                 blocks.append(block)
                 pieces.append(piece)
+    return _result(query, source, pieces, names, blocks, members, unplaced, tags, matched_runs, partial)
+
+
+def _result(query, source, pieces, names, blocks, members, unplaced, tags, matched_runs, partial) -> Result:
     problems = source.problems()
     skipped = {r: problems[r] for r in query.select_runs(sorted(problems))}
     return Result(query, pieces, names, blocks, members, unplaced, tags, matched_runs, skipped, partial)
