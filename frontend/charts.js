@@ -247,7 +247,9 @@ export class ChartGrid {
     if (cycle && cycle.firstArrival === null) cycle.firstArrival = arrived;
     // Drawn in the chain, without holding this fetch's slot: the next answers are on their way while
     // this one waits for Plotly (whose start takes most of a second on a small machine) and is drawn.
-    this.schedule(() => this.draw(card, { url, text, arrived, signal, cycle })).catch(() => {});
+    this.schedule(() => this.draw(card, { url, text, arrived, signal, cycle })).catch((error) =>
+      this.showCardError(card, `This chart could not be drawn: ${error.message}`),
+    );
   }
 
   /** Draw a fetched answer (in the draw chain: earlier answers are on screen already). */

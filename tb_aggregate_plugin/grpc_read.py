@@ -20,14 +20,15 @@ from tensorboard.data.proto import data_provider_pb2, data_provider_pb2_grpc
 from .source import ALL_POINTS, SCALARS, Series
 
 
-def connect(port: int):
-    """The data server's gRPC stub at ``localhost:port``, with no limit on message sizes (a
-    ReadScalars answer holding every point of a logdir is far above gRPC's default 4 MB)."""
+def connect(port: int) -> tuple[grpc.Channel, data_provider_pb2_grpc.TensorBoardDataProviderStub]:
+    """A channel to the data server at ``localhost:port`` (close it when done) and its stub, with no
+    limit on message sizes (a ReadScalars answer holding every point of a logdir is far above gRPC's
+    default 4 MB)."""
     channel = grpc.insecure_channel(
         f"localhost:{port}",
         options=[("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)],
     )
-    return data_provider_pb2_grpc.TensorBoardDataProviderStub(channel)
+    return channel, data_provider_pb2_grpc.TensorBoardDataProviderStub(channel)
 
 
 @contextlib.contextmanager

@@ -153,6 +153,7 @@ def _load_with_data_server(
     try:
         for task in tasks():
             task()
+        from tensorboard.data import grpc_provider  # noqa: F401  (its provider is made once loaded)
     except BaseException:
         server.close()
         raise
@@ -202,14 +203,16 @@ class DataServer:
             self._tmp.cleanup()
             raise
         self._loaded = False
+        self._channel = None  # the gRPC channel to it, once loaded
         self._done = threading.Event()  # loaded, or exited without loading
         threading.Thread(target=self._read_log, daemon=True).start()
 
     def _read_log(self) -> None:
-        for line in self._proc.stderr:
-            if not self._done.is_set() and "Finished load cycle" in line:
-                self._loaded = True
-                self._done.set()
+        with self._proc.stderr:  # closed once the server has exited
+            for line in self._proc.stderr:
+                if not self._done.is_set() and "Finished load cycle" in line:
+                    self._loaded = True
+                    self._done.set()
         self._done.set()
 
     def wait(self, timeout: float = 600.0) -> LoadedLogdir:
@@ -223,7 +226,7 @@ class DataServer:
                 raise RuntimeError(f"data server exited with status {self._proc.wait()}")
             with open(self._port_file) as f:
                 port = int(f.read())
-            stub = grpc_read.connect(port)
+            self._channel, stub = grpc_read.connect(port)
         except BaseException:
             self.close()
             raise
@@ -241,6 +244,8 @@ class DataServer:
         if not self._proc.stdin.closed:  # it exits when its stdin closes
             self._proc.stdin.close()
             self._tmp.cleanup()
+            if self._channel is not None:
+                self._channel.close()
         if wait and self._proc.returncode is None:
             # A plain wait returns the moment it has exited; a wait with a timeout polls, which cost
             # several ms per slice. The timer kills a server that hangs.

@@ -284,8 +284,9 @@ class AggregatePlugin(base_plugin.TBPlugin):
         if file_path is None:
             return _plain(request, "not found", 404)
         content_type = _CONTENT_TYPES.get(os.path.splitext(name)[1], "application/octet-stream")
-        if name == PLOTLY and self._plotly is not None:
-            # Gzipped (Respond unpacks it for a client without gzip); browsers cache it.
+        if name == PLOTLY and self._plotly is not None and self._plotly.exception() is None:
+            # Gzipped (Respond unpacks it for a client without gzip); browsers cache it. Should the
+            # compression have failed, the file is read and sent as it is, as any other.
             body = self._plotly.result()
             return http_util.Respond(
                 request, body, content_type, expires=PLOTLY_CACHE_SECONDS, content_encoding="gzip"

@@ -114,6 +114,7 @@ def load(
         from .snapshot import SnapshotProvider  # numpy, TensorBoard: imported while it loads
 
         snapshot = SnapshotProvider()
+        stopping = None  # the previous slice's server, stopped, its exit not yet waited for
         while following is not None:
             task = next(tasks, None)
             if task is not None:
@@ -126,10 +127,13 @@ def load(
                 snapshot.take(None, stub=loaded.stub)
             else:
                 snapshot.take(loaded.provider)
-            # Stopped now, while the next slice loads; its exit (freeing its memory) is waited for
-            # at the end, so this thread goes on reading meanwhile.
+            # Stopped now, while the next slice loads; its exit (freeing its memory) is waited for a
+            # slice later, when it is long done, so this thread goes on reading meanwhile.
             server.close(wait=False)
             links.cleanup()
+            if stopping is not None:
+                stopping.close()
+            stopping = server
         for task in tasks:
             task()
     return snapshot

@@ -152,7 +152,8 @@ def reduce(values: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
                 else:  # np.nanvar(ddof=1)'s arithmetic: deviations, NaN ones as 0, squared and summed
                     deviations = values - moment("mean")
                     deviations[np.isnan(values)] = 0.0
-                    var = (deviations * deviations).sum(axis=0) / np.maximum(n - 1, 1)
+                    np.multiply(deviations, deviations, out=deviations)  # squared in place
+                    var = deviations.sum(axis=0) / np.maximum(n - 1, 1)
                 var[n < 2] = np.nan
                 done[name] = var
             elif name == "std":
