@@ -190,7 +190,7 @@ def run(
     members = _members(placed)
     partial = drawn_only and query.smoothing != 0.0
     names = stats.needed_for(() if partial else query.reductions, query.center, query.band)
-    blocks, pieces = [], []
+    reduced_blocks: list[tuple[Block, dict]] = []  # (block, its curve), in tag and group order
 
     def reduce_tag(t: str, data: dict) -> list[tuple[Block, dict]]:
         reduced = []
@@ -205,27 +205,19 @@ def run(
     wanted = {t: [r for r in placed if t in listing[r]] for t in tags}
     if len(tags) <= 1:  # a chart's request: no thread to start and hand over to
         for t, data in source.read_by_tag(wanted, listing):
-            for block, piece in reduce_tag(t, data):
-                blocks.append(block)
-                pieces.append(piece)
-        return _result(query, source, pieces, names, blocks, members, unplaced, tags, matched_runs, partial)
-    with concurrent.futures.ThreadPoolExecutor(REDUCE_THREADS) as pool:
-        running: collections.deque[concurrent.futures.Future] = collections.deque()
-        for t, data in source.read_by_tag(wanted, listing):
-            running.append(pool.submit(reduce_tag, t, data))
-            del data
-            while len(running) >= REDUCE_THREADS or (running and running[0].done()):
-                for block, piece in running.popleft().result():
-                    blocks.append(block)
-                    pieces.append(piece)
-        for future in running:
-            for block, piece in future.result():
-                blocks.append(block)
-                pieces.append(piece)
-    return _result(query, source, pieces, names, blocks, members, unplaced, tags, matched_runs, partial)
-
-
-def _result(query, source, pieces, names, blocks, members, unplaced, tags, matched_runs, partial) -> Result:
+            reduced_blocks += reduce_tag(t, data)
+    else:
+        with concurrent.futures.ThreadPoolExecutor(REDUCE_THREADS) as pool:
+            running: collections.deque[concurrent.futures.Future] = collections.deque()
+            for t, data in source.read_by_tag(wanted, listing):
+                running.append(pool.submit(reduce_tag, t, data))
+                del data
+                while len(running) >= REDUCE_THREADS or (running and running[0].done()):
+                    reduced_blocks += running.popleft().result()
+            for future in running:
+                reduced_blocks += future.result()
+    blocks = [block for block, _ in reduced_blocks]
+    pieces = [piece for _, piece in reduced_blocks]
     problems = source.problems()
     skipped = {r: problems[r] for r in query.select_runs(sorted(problems))}
     return Result(query, pieces, names, blocks, members, unplaced, tags, matched_runs, skipped, partial)

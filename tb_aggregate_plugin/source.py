@@ -99,8 +99,7 @@ class Source:
         self.points_read = 0  # points returned by read (cached ones too), for a summary
         self._lock = threading.Lock()
         self._fast_reader = array_reader(provider) if fast_path else None
-        self._listing: tuple[float, dict[str, dict[str, SeriesInfo]]] | None = None
-        self._problems: tuple[float, dict[str, str]] | None = None
+        self._recent: dict[str, tuple[float, object]] = {}  # what _reused keeps: (when, value)
         self._memo: collections.OrderedDict[tuple, tuple[object, int]] = collections.OrderedDict()
         self._memo_bytes = 0
         self.max_memo_bytes = max_memo_bytes
@@ -118,21 +117,32 @@ class Source:
         From the data server, a listing less than ``LISTING_TTL`` seconds old is reused; an in-process
         provider is asked every time (it is cheap, and a caller may just have told it to reload).
         """
-        reuse = self._fast_reader is not None
-        if reuse:
-            with self._lock:
-                hit = self._listing
-            if hit is not None and time.monotonic() - hit[0] < LISTING_TTL:
-                return hit[1]
-        listing = self.provider.list_scalars(self._ctx, experiment_id=self.experiment_id, plugin_name=SCALARS)
-        listed = {
-            run: {tag: SeriesInfo(int(ts.max_step), float(ts.max_wall_time)) for tag, ts in tags.items()}
-            for run, tags in listing.items()
-        }
-        if reuse:
-            with self._lock:
-                self._listing = (time.monotonic(), listed)
-        return listed
+
+        def listed() -> dict[str, dict[str, SeriesInfo]]:
+            listing = self.provider.list_scalars(
+                self._ctx, experiment_id=self.experiment_id, plugin_name=SCALARS
+            )
+            return {
+                run: {tag: SeriesInfo(int(ts.max_step), float(ts.max_wall_time)) for tag, ts in tags.items()}
+                for run, tags in listing.items()
+            }
+
+        return self._reused("listing", listed)
+
+    def _reused(self, name: str, make: Callable[[], object]) -> object:
+        """``make()``; from the data server, its result of less than ``LISTING_TTL`` seconds ago
+        instead (its data changes once per reload cycle, and the few requests of one change in the tab
+        share it). An in-process provider is asked every time: a caller may just have reloaded it."""
+        if self._fast_reader is None:
+            return make()
+        with self._lock:
+            hit = self._recent.get(name)
+        if hit is not None and time.monotonic() - hit[0] < LISTING_TTL:
+            return hit[1]
+        value = make()
+        with self._lock:
+            self._recent[name] = (time.monotonic(), value)
+        return value
 
     def memo(self, key: tuple, compute: Callable[[], object], nbytes: Callable[[object], int]) -> object:
         """``compute()``, or its earlier result for the same ``key`` (least recently used go first).
@@ -226,17 +236,7 @@ class Source:
         """
         if self._health is None:
             return {}
-        reuse = self._fast_reader is not None
-        if reuse:
-            with self._lock:
-                hit = self._problems
-            if hit is not None and time.monotonic() - hit[0] < LISTING_TTL:
-                return dict(hit[1])
-        found = self._health.problems()
-        if reuse:
-            with self._lock:
-                self._problems = (time.monotonic(), found)
-        return dict(found)
+        return dict(self._reused("problems", self._health.problems))
 
     def is_downsampled(self, series: Series) -> bool:
         """True when a series came back at exactly the loader's sample limit (maybe thinned)."""

@@ -146,14 +146,8 @@ def reduce(values: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
                     done[name] = np.where(np.isnan(values), 0.0, values).sum(axis=0) / n
                 else:  # values.mean(axis=0) divides the same sums the same way
                     done[name] = sums / len(values)
-            elif name == "var":
-                if all_finite:
-                    var = _sum_of_squares(values, moment("mean")) / np.maximum(n - 1, 1)
-                else:  # np.nanvar(ddof=1)'s arithmetic: deviations, NaN ones as 0, squared and summed
-                    deviations = values - moment("mean")
-                    deviations[np.isnan(values)] = 0.0
-                    np.multiply(deviations, deviations, out=deviations)  # squared in place
-                    var = deviations.sum(axis=0) / np.maximum(n - 1, 1)
+            elif name == "var":  # np.nanvar(ddof=1)'s arithmetic, a few runs at a time
+                var = _sum_of_squares(values, moment("mean"), has_nan) / np.maximum(n - 1, 1)
                 var[n < 2] = np.nan
                 done[name] = var
             elif name == "std":
@@ -195,13 +189,17 @@ def reduce(values: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
     return out
 
 
-def _sum_of_squares(values: np.ndarray, mean: np.ndarray) -> np.ndarray:
-    """``((values - mean) ** 2).sum(axis=0)``, a few runs at a time: the squares of every value at
-    once would be a new array as large as ``values``, and fresh memory is slow to touch."""
+def _sum_of_squares(values: np.ndarray, mean: np.ndarray, skip_nan: bool) -> np.ndarray:
+    """``((values - mean) ** 2).sum(axis=0)``, NaN values counted as no deviation when ``skip_nan``
+    (as np.nanvar does), a few runs at a time: the squares of every value at once would be a new
+    array as large as ``values`` (two reducing threads, two of them), and fresh memory is slow."""
     out = np.zeros(values.shape[1])
     step = max(1, _CHUNK_VALUES // max(values.shape[1], 1))
     for start in range(0, len(values), step):
-        part = values[start : start + step] - mean
+        rows = values[start : start + step]
+        part = rows - mean
+        if skip_nan:
+            part[np.isnan(rows)] = 0.0
         part *= part
         out += part.sum(axis=0)
     return out
