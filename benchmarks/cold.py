@@ -44,7 +44,8 @@ def ours_command(logdir: str, out: str) -> list[str]:
         return [command("tb-aggregate"), logdir, "-o", out, *options]
     # Before the CLI exists: the same engine calls, in a fresh interpreter.
     code = (
-        "import sys, tb_aggregate_plugin as t; from tb_aggregate_plugin import export; "
+        "import sys, tb_aggregate_plugin as t; "
+        "from tb_aggregate_plugin.write import table_text as export; "
         f"r = t.compute(sys.argv[1], t.Query(group_by='none', reductions={OPS!r})); "
         "open(sys.argv[2], 'wb').write(export.to_csv(r.table()))"
     )

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# The compute/ stage shares its name with the function compute() below: loaded first (its __init__
+# is empty), so that the function, defined after it, is what `tba.compute` names. Later imports of
+# its modules (`from .compute import engine`) find the package in sys.modules, not here.
+from . import compute as _compute_stage  # noqa: F401
 from .query import OptionError, Query
+from .version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .engine import Result, UnknownTagError
-
-__version__ = "0.1.0"
+    from .compute.result import Result, UnknownTagError
 __all__ = ["aggregate", "Query", "OptionError", "UnknownTagError", "Result", "compute", "__version__"]
 
 
@@ -23,17 +26,17 @@ def __getattr__(name: str) -> Any:
     # The engine (pandas, scipy) is imported on first use, so that `tb-aggregate` can start loading
     # the logdir while it imports.
     if name in ("Result", "UnknownTagError"):
-        from . import engine
+        from .compute import result
 
-        return getattr(engine, name)
+        return getattr(result, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def compute(source: Any, query: Query, *, loader: str = "auto", experiment_id: str = "") -> Result:
     """Run ``query`` on a logdir path, a DataProvider or a :class:`Source`; returns the full Result."""
-    from .engine import run
-    from .loading import logdir_source
-    from .source import Source
+    from .compute.engine import run
+    from .read.logdir import logdir_source
+    from .read.source import Source
 
     if isinstance(source, Source):
         return run(query, source)
@@ -60,6 +63,7 @@ def aggregate(source: Any, *, loader: str = "auto", experiment_id: str = "", **o
         NaN/inf values left out per run, runs the grouping could not place, and plain-language notes.
 
     Raises:
-        OptionError: an option has a value that is not allowed (the message names it).
+        OptionError: an option has a value that is not allowed (the message names it), or, from a
+            path, ``loader="rust"`` with ``dup_steps`` first or mean (the data server drops repeats).
     """
     return compute(source, Query(**options), loader=loader, experiment_id=experiment_id).table()

@@ -22,8 +22,6 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 # Only light modules here: the engine (pandas, scipy) is imported while the logdir loads (_opened).
-from . import __version__, files
-from .loading import logdir_source
 from .query import (
     ALIGNS,
     BANDS,
@@ -35,9 +33,12 @@ from .query import (
     OptionError,
     Query,
 )
+from .read.logdir import LOADERS, loader_for, logdir_source
+from .version import __version__
+from .write import table_file
 
 if TYPE_CHECKING:
-    from .source import Source
+    from .read.source import Source
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 PROG = "tb-aggregate"
@@ -174,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument(
         "--format",
-        choices=files.FILE_FORMATS + ("tb",),
+        choices=table_file.FILE_FORMATS + ("tb",),
         help="write this format whatever OUT's extension; tb: one TensorBoard run per group and "
         "statistic, e.g. OUT/<group>/mean, OUT/<group>/mean+std. Example: --format tb",
     )
@@ -192,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("-q", "--quiet", action="store_true", help="no progress display, notes or summary line")
     out.add_argument(
         "--loader",
-        choices=("auto", "rust", "python"),
+        choices=LOADERS,
         default="auto",
         help="how to read the logdir: rust (TensorBoard's data server), python (its multiplexer), "
         "auto: rust when installed (default: auto)",
@@ -213,15 +214,8 @@ def query_from_args(args: argparse.Namespace) -> Query:
 
 
 def _flag_message(exc: OptionError) -> str:
-    """An OptionError's message, the option spelled as its flag: ``--group-by: ...``."""
-    text = str(exc)
-    prefix = exc.option + ": "
-    return (
-        "--"
-        + exc.option.replace("_", "-")
-        + ": "
-        + (text[len(prefix) :] if text.startswith(prefix) else text)
-    )
+    """An OptionError's message, each option spelled as its flag: ``--group-by: ...``."""
+    return exc.spelled(lambda name: "--" + name.replace("_", "-"))
 
 
 def entry_point() -> None:
@@ -286,38 +280,34 @@ def _trap_termination() -> dict:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     query = query_from_args(args)
-    if args.loader == "rust" and query.dup_steps != "last":
-        raise UsageError(
-            f"--dup-steps {query.dup_steps} needs --loader python or auto: TensorBoard's data "
-            "server keeps only the last write of a repeated step"
-        )
+    loader_for(args.loader, query.dup_steps)  # before any work: the loader may not give what is asked
     if args.list:
         if args.output:
             raise UsageError("--list writes nothing; leave out -o")
         return _list(args, query)
     if not args.output:
         raise UsageError(f"-o OUT is required (or --list); see {PROG} --help")
-    fmt = args.format or files.format_of(args.output)
+    fmt = args.format or table_file.format_of(args.output)
     if fmt is None:
         raise UsageError(
             f"cannot tell the format of {args.output!r} from its extension: use .csv, .csv.gz, "
             ".json, .xlsx or .parquet, or --format tb for a folder of TensorBoard runs"
         )
-    if fmt == "tb" and query.x != "step":
-        raise UsageError(f"--format tb needs --x step (event files are indexed by step), not --x {query.x}")
+    if fmt == "tb":
+        from .write import tb_runs  # numpy: only for this format
+
+        tb_runs.check_query(query)
     _check_logdir(args.logdir)
     _check_apart(args.logdir, args.output)
     try:
-        files.check_available(fmt)
+        table_file.check_available(fmt)
         if fmt == "tb":
-            from . import eventfiles  # numpy: only for this format
-
-            files.check_target(
-                args.output, force=args.force, folder=True, replaceable=eventfiles.is_previous_output
+            table_file.check_target(
+                args.output, force=args.force, folder=True, replaceable=tb_runs.is_previous_output
             )
         else:
-            files.check_target(args.output, force=args.force)
-    except (files.MissingLibrary, files.OutputExists) as exc:
+            table_file.check_target(args.output, force=args.force)
+    except (table_file.MissingLibrary, table_file.OutputExists) as exc:
         raise UsageError(str(exc)) from None
     except FileNotFoundError as exc:
         raise Failure(f"cannot write {args.output}: {exc}") from None
@@ -367,14 +357,11 @@ def _opened(args, query: Query) -> Iterator[tuple[Source, str]]:
 
 
 def _import_engine(query: Query) -> None:
-    """Import the engine (pandas) and the parts of scipy ``query`` needs: done while TensorBoard's
-    data server loads the logdir, they cost no time."""
-    from . import engine, stats  # noqa: F401
+    """Import the engine and what ``query`` needs of scipy: done while TensorBoard's data server loads
+    the logdir, they cost no time."""
+    from .compute import engine
 
-    if query.smoothing:
-        stats.warm_up()
-    if query.band == "ci95" or any(name.startswith("ci95") for name in query.reductions):
-        import scipy.stats  # noqa: F401
+    engine.warm_up(query)
 
 
 def _compute(args, query: Query, progress: Progress):
@@ -389,7 +376,7 @@ def _compute(args, query: Query, progress: Progress):
             )
         series = sum(len(tags) for tags in listing.values())
         progress.stage(f"reducing: {_n(len(listing), 'run')}, {_n(series, 'series')} ({loader} loader)")
-        from .engine import run
+        from .compute.engine import run
 
         result = run(query, source)
     return result, source.points_read
@@ -400,11 +387,11 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
     out = args.output
     try:
         if fmt == "tb":
-            from . import eventfiles
+            from .write import tb_runs
 
             progress.stage(f"writing {out}")
-            with files.atomic_dir(out, force=args.force, replaceable=eventfiles.is_previous_output) as temp:
-                manifest = eventfiles.write_runs(
+            with table_file.atomic_dir(out, force=args.force, replaceable=tb_runs.is_previous_output) as temp:
+                manifest = tb_runs.write_runs(
                     result,
                     temp,
                     logdir=os.path.abspath(args.logdir),
@@ -413,9 +400,9 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
             return _n(len(manifest["runs"]), "TensorBoard run")
         rows = len(table["n"])
         progress.stage(f"writing {rows:,} rows to {out}")
-        files.write_table(table, out, fmt, meta=result.attrs(), force=args.force)
+        table_file.write_table(table, out, fmt, meta=result.attrs(), force=args.force)
         return _n(rows, "row")
-    except files.OutputExists as exc:
+    except table_file.OutputExists as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise Failure(f"cannot write {out}: {exc.strerror or exc}") from None
@@ -424,7 +411,7 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
 def _list(args, query: Query) -> int:
     _check_logdir(args.logdir)
     with _opened(args, query) as (source, _):
-        from .engine import describe
+        from .compute.engine import describe
 
         info = describe(query, source)
     rows = [("group", "run", "tags")]

@@ -1,32 +1,35 @@
-"""The Aggregate tab's server side: thin routes over the engine, like TensorBoard's scalars plugin.
+"""The Aggregate tab's server side: thin routes over the engine, as TensorBoard's scalars plugin.
 
-Every route parses its query string into a :class:`Query`, calls the engine once and formats the
-result. No statistics here. User mistakes answer 400 (bad option) or 404 (unknown tag or file).
+Each ``*_route`` only parses its request into a :class:`Query` and the route's own parameters and
+responds; a ``*_impl(ctx, experiment, ...)`` does the work and returns what is sent, testable without
+HTTP. No statistics here. User mistakes answer 400 (bad option) or 404 (unknown tag or file).
 """
 
 from __future__ import annotations
 
-import collections
 import concurrent.futures
 import gzip
 import json
 import logging
+import math
 import os
 import threading
 
-import numpy as np
 import pandas  # noqa: F401  (the engine imports it lazily; here it loads with TensorBoard, not on the first export)
 from tensorboard import context as tb_context
 from tensorboard import errors as tb_errors
 from tensorboard import plugin_util
 from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
-from tensorboard.plugins.scalar import metadata as scalar_metadata
 from werkzeug import wrappers
 
-from . import chart, engine, export, stats
-from .query import OptionError, Query
-from .source import Source
+from .compute import engine, stats, summary
+from .compute.result import DOWNSAMPLED, FULL_RESOLUTION, UnknownTagError
+from .query import OptionError, Query, options
+from .read.cache import LRU
+from .read.source import Source, repeats_needs_of
+from .series import SCALARS
+from .write import chart, table_text
 
 logger = logging.getLogger(__name__)
 
@@ -42,26 +45,15 @@ _ROUTE_PARAMS = {
     "/export": ("tag", "format"),
     "/summary": ("compare_tag", "compare_a", "compare_b"),
 }
+EXPORT_FORMATS = ("csv", "json")
 PLOTLY = "plotly.min.js"
 PLOTLY_CACHE_SECONDS = 86400
-DOWNSAMPLED_WARNING = (
-    "some series came back at TensorBoard's sample limit and may be downsampled; "
-    "start TensorBoard with --samples_per_plugin scalars=1000000 (above the longest series) "
-    "for full resolution"
-)
+DOWNSAMPLED_WARNING = f"some series {DOWNSAMPLED}; {FULL_RESOLUTION} for full resolution"
 _CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".svg": "image/svg+xml"}
 
 
-class _UserError(Exception):
-    """A request that cannot be answered as asked; ``code`` is the HTTP status."""
-
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
-
-
 def _route(handler):
-    """Wrap a handler: parse options, map user mistakes to 400/404 with one plain line."""
+    """Wrap a route: user mistakes become 400/404 with one plain line, never a traceback."""
 
     @wrappers.Request.application
     def app(self, request):
@@ -69,10 +61,9 @@ def _route(handler):
             return handler(self, request)
         except OptionError as exc:
             return _plain(request, str(exc), 400)
-        except (_UserError, tb_errors.PublicError) as exc:
-            code = getattr(exc, "code", None) or getattr(exc, "http_code", 400)
-            return _plain(request, str(exc).splitlines()[0] if str(exc) else "bad request", code)
-        except engine.UnknownTagError as exc:
+        except tb_errors.PublicError as exc:
+            return _plain(request, str(exc).splitlines()[0] if str(exc) else "bad request", exc.http_code)
+        except UnknownTagError as exc:
             return _plain(request, str(exc), 404)
 
     app.__name__ = handler.__name__
@@ -100,6 +91,14 @@ def _json(request, payload: dict):
         return http_util.Respond(request, payload, "application/json")
     body = gzip.compress(body, compresslevel=1, mtime=0)
     return http_util.Respond(request, body, "application/json", content_encoding="gzip")
+
+
+def _context(request) -> tuple[tb_context.RequestContext, str]:
+    return tb_context.from_environ(request.environ), plugin_util.experiment_id(request.environ)
+
+
+def _query(request, route: str) -> Query:
+    return Query.from_mapping(dict(request.args.items()), ignore=_ROUTE_PARAMS[route])
 
 
 def _flag(request, name: str) -> bool:
@@ -132,9 +131,12 @@ class AggregatePlugin(base_plugin.TBPlugin):
         flags = context.flags
         limit = DEFAULT_SCALAR_SAMPLES
         if flags is not None and getattr(flags, "samples_per_plugin", None):
-            limit = flags.samples_per_plugin.get(scalar_metadata.PLUGIN_NAME, DEFAULT_SCALAR_SAMPLES)
+            limit = flags.samples_per_plugin.get(SCALARS, DEFAULT_SCALAR_SAMPLES)
         self._sample_limit = limit or None  # 0 means "keep all"
-        self._sources: collections.OrderedDict[str, Source] = collections.OrderedDict()
+        self._repeats_needs = repeats_needs_of(
+            self._provider, purges=getattr(flags, "purge_orphaned_data", True) if flags is not None else True
+        )
+        self._sources: LRU[Source] = LRU(MAX_SOURCES)  # any path can name an experiment: keep a few
         self._lock = threading.Lock()
         self._static = _static_files()
         # plotly.min.js (4.6 MB), compressed once, from now on: ready before the tab first asks for it.
@@ -146,45 +148,138 @@ class AggregatePlugin(base_plugin.TBPlugin):
 
     def get_plugin_apps(self):
         return {
-            "/runs": self._serve_runs,
-            "/aggregate": self._serve_aggregate,
-            "/export": self._serve_export,
-            "/summary": self._serve_summary,
-            "/static/*": self._serve_static,
+            "/runs": self._runs_route,
+            "/aggregate": self._aggregate_route,
+            "/export": self._export_route,
+            "/summary": self._summary_route,
+            "/static/*": self._static_route,
         }
 
     def is_active(self) -> bool:
         return False  # activity is decided by data_plugin_names: active when there are scalars
 
     def data_plugin_names(self):
-        return (scalar_metadata.PLUGIN_NAME,)
+        return (SCALARS,)
 
     def frontend_metadata(self):
         return base_plugin.FrontendMetadata(es_module_path="/static/index.js", tab_name="Aggregate")
 
+    # -- routes: parse, call the impl, respond ---------------------------------------------------
+
+    @_route
+    def _runs_route(self, request):
+        return _json(request, self.runs_impl(*_context(request), _query(request, "/runs")))
+
+    @_route
+    def _aggregate_route(self, request):
+        tag = request.args.get("tag")
+        if not tag:
+            raise OptionError("tag", "is required: the scalar tag to draw")
+        payload = self.aggregate_impl(
+            *_context(request),
+            _query(request, "/aggregate"),
+            tag,
+            max_points=_int(request, "max_points", chart.DEFAULT_MAX_POINTS, 2, 1_000_000),
+            include_runs=_flag(request, "include_runs"),
+        )
+        return _json(request, payload)
+
+    @_route
+    def _export_route(self, request):
+        query = _query(request, "/export")
+        fmt = request.args.get("format", "csv")
+        tag = request.args.get("tag") or None
+        body, content_type, headers = self.export_impl(*_context(request), query, tag, fmt)
+        return http_util.Respond(request, body, content_type, headers=headers)
+
+    @_route
+    def _summary_route(self, request):
+        a, b = request.args.get("compare_a"), request.args.get("compare_b")
+        if bool(a) != bool(b):
+            given, missing = ("compare_a", "compare_b") if a else ("compare_b", "compare_a")
+            raise OptionError(missing, f"is required with {given}: a comparison needs two groups")
+        compare = (request.args.get("compare_tag") or None, a, b) if a and b else None
+        return _json(request, self.summary_impl(*_context(request), _query(request, "/summary"), compare))
+
+    # -- impls: the work, without HTTP ------------------------------------------------------------
+
+    def runs_impl(self, ctx, experiment: str, query: Query) -> dict:
+        """Runs, groups, tags and hparams under ``query``, and every option's default and values."""
+        listing = engine.describe(query, self._source(ctx, experiment))
+        listing["sample_limit"] = self._sample_limit
+        listing["options"] = options()
+        return listing
+
+    def aggregate_impl(
+        self, ctx, experiment: str, query: Query, tag: str, *, max_points: int, include_runs: bool
+    ) -> dict:
+        """The chart of ``tag``: per group its center, band and n (the table's reductions are /export's)."""
+        source = self._source(ctx, experiment)
+        result = engine.run(query, source, tag=tag, keep_runs=include_runs, drawn_only=True)
+        payload = chart.chart(result, tag, max_points=max_points, include_runs=include_runs)
+        payload["sample_limit"] = self._sample_limit  # the engine's notes say when it may have bitten
+        return payload
+
+    def export_impl(
+        self, ctx, experiment: str, query: Query, tag: str | None, fmt: str
+    ) -> tuple[bytes, str, list[tuple[str, str]]]:
+        """``(body, content type, headers)`` of the table of ``tag`` (every tag when ``None``)."""
+        if fmt not in EXPORT_FORMATS:
+            raise OptionError("format", f"{fmt!r} is not one of {', '.join(EXPORT_FORMATS)}")
+        result = engine.run(query, self._source(ctx, experiment), tag=tag)
+        table = result.table()
+        if fmt == "csv":
+            body, content_type = table_text.to_csv(table), "text/csv"
+        else:
+            body, content_type = table_text.to_json(table, result.attrs()), "application/json"
+        headers = [("Content-Disposition", table_text.content_disposition(tag, fmt))]
+        if any(b.downsampled for b in result.blocks):
+            # A CSV has no room for notes: say it in a header (the JSON's meta.notes says it too).
+            headers.append(("X-Aggregate-Warning", DOWNSAMPLED_WARNING))
+        return body, content_type, headers
+
+    def summary_impl(
+        self, ctx, experiment: str, query: Query, compare: tuple[str | None, str, str] | None = None
+    ) -> dict:
+        """Final and best point per tag and group; with ``compare`` = (tag or None, group a, group b),
+        Welch's test on the two groups' final values too."""
+        result = engine.run(query, self._source(ctx, experiment), drawn_only=True)  # center and band only
+        table = summary.summary(result)
+        payload = {
+            "x": result.x,
+            "rows": table_text.to_records(table) if len(table) else [],
+            "notes": result.notes(),
+        }
+        if compare is not None:
+            tag, a, b = compare
+            tag = tag or (result.tags[0] if result.tags else "")
+            if tag not in result.tags:
+                raise UnknownTagError(f"tag {tag!r} is in none of the selected runs")
+            test = summary.compare_finals(result, tag, a, b)
+            payload["compare"] = {
+                k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in test.items()
+            }
+        return payload
+
     # -- helpers ------------------------------------------------------------------------------
 
-    def _source(self, request) -> Source:
-        experiment = plugin_util.experiment_id(request.environ)
-        ctx = tb_context.from_environ(request.environ)
-        with self._lock:
-            source = self._sources.get(experiment)
-            if source is not None:
-                self._sources.move_to_end(experiment)
-                return source
-        # Asked outside the lock: on a remote provider this is a network call.
-        logdir = self._local_logdir(ctx, experiment)
+    def _source(self, ctx, experiment: str) -> Source:
+        source = self._sources.get(experiment)
+        if source is not None:
+            return source
+        logdir = self._local_logdir(ctx, experiment)  # outside the lock: a remote provider's network call
         with self._lock:
             source = self._sources.get(experiment)
             if source is None:
                 source = Source(
-                    self._provider, experiment, sample_limit=self._sample_limit, ctx=ctx, logdir=logdir
+                    self._provider,
+                    experiment,
+                    sample_limit=self._sample_limit,
+                    ctx=ctx,
+                    logdir=logdir,
+                    repeats_needs=self._repeats_needs,
                 )
-                self._sources[experiment] = source
-                # Any path can name an experiment: keep a few, so memory stays bounded.
-                while len(self._sources) > MAX_SOURCES:
-                    self._sources.popitem(last=False)
-            self._sources.move_to_end(experiment)
+                self._sources.put(experiment, source)
             return source
 
     def _local_logdir(self, ctx, experiment: str) -> str | None:
@@ -203,79 +298,8 @@ class AggregatePlugin(base_plugin.TBPlugin):
         path = os.path.expanduser(location)
         return path if os.path.isdir(path) else None
 
-    @staticmethod
-    def _query(request, route: str) -> Query:
-        params = {k: v for k, v in request.args.items()}
-        return Query.from_mapping(params, ignore=_ROUTE_PARAMS[route])
-
-    # -- routes -------------------------------------------------------------------------------
-
-    @_route
-    def _serve_runs(self, request):
-        query = self._query(request, "/runs")
-        listing = engine.describe(query, self._source(request))
-        listing["sample_limit"] = self._sample_limit
-        return _json(request, listing)
-
-    @_route
-    def _serve_aggregate(self, request):
-        query = self._query(request, "/aggregate")
-        tag = request.args.get("tag")
-        if not tag:
-            raise OptionError("tag", "is required: the scalar tag to draw")
-        max_points = _int(request, "max_points", chart.DEFAULT_MAX_POINTS, 2, 1_000_000)
-        include_runs = _flag(request, "include_runs")
-        # The chart draws the center, the band and n: the table's reductions are /export's.
-        result = engine.run(query, self._source(request), tag=tag, keep_runs=include_runs, drawn_only=True)
-        payload = chart.chart(result, tag, max_points=max_points, include_runs=include_runs)
-        payload["sample_limit"] = self._sample_limit  # the engine's notes say when it may have bitten
-        return _json(request, payload)
-
-    @_route
-    def _serve_export(self, request):
-        query = self._query(request, "/export")
-        fmt = request.args.get("format", "csv")
-        if fmt not in ("csv", "json"):
-            raise OptionError("format", f"{fmt!r} is not one of csv, json")
-        tag = request.args.get("tag") or None
-        result = engine.run(query, self._source(request), tag=tag)
-        table = result.table()
-        if fmt == "csv":
-            body, content_type = export.to_csv(table), "text/csv"
-        else:
-            body, content_type = export.to_json(table, result.attrs()), "application/json"
-        headers = [("Content-Disposition", export.content_disposition(tag, fmt))]
-        if any(b.downsampled for b in result.blocks):
-            # A CSV has no room for notes: say it in a header (the JSON's meta.notes says it too).
-            headers.append(("X-Aggregate-Warning", DOWNSAMPLED_WARNING))
-        return http_util.Respond(request, body, content_type, headers=headers)
-
-    @_route
-    def _serve_summary(self, request):
-        query = self._query(request, "/summary")
-        a, b = request.args.get("compare_a"), request.args.get("compare_b")
-        if bool(a) != bool(b):
-            given, missing = ("compare_a", "compare_b") if a else ("compare_b", "compare_a")
-            raise OptionError(missing, f"is required with {given}: a comparison needs two groups")
-        result = engine.run(query, self._source(request), drawn_only=True)  # center and band only
-        table = engine.summary(result)
-        payload = {
-            "x": result.x,
-            "rows": export.to_records(table) if len(table) else [],
-            "notes": result.notes(),
-        }
-        if a and b:
-            compare_tag = request.args.get("compare_tag") or (result.tags[0] if result.tags else "")
-            if compare_tag not in result.tags:
-                raise engine.UnknownTagError(f"tag {compare_tag!r} is in none of the selected runs")
-            test = engine.compare_finals(result, compare_tag, a, b)
-            payload["compare"] = {
-                k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in test.items()
-            }
-        return _json(request, payload)
-
     @wrappers.Request.application
-    def _serve_static(self, request):
+    def _static_route(self, request):
         # Only the plain file names listed at start-up are served: the path is decoded before this
         # lookup, so a name with "..", "/", "%2F", "\\" or a drive letter is simply not in the table.
         path = request.path

@@ -10,7 +10,7 @@ import dataclasses
 import math
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 # The `regex` module (re-compatible syntax) can stop a match after a time limit, so a pathological
@@ -25,6 +25,21 @@ X_AXES = ("step", "relative", "wall")
 DUP_STEPS = ("last", "first", "mean")
 BASE_REDUCTIONS = ("mean", "median", "std", "var", "sem", "min", "max", "count", "ci95_lo", "ci95_hi")
 DEFAULT_REDUCTIONS = ("mean", "std", "min", "max", "median", "count")
+# How the tab names each value of the options it offers as a menu (and only here).
+LABELS = {
+    "center": {"mean": "mean", "median": "median"},
+    "band": {
+        "std": "±1 std",
+        "sem": "±1 standard error",
+        "ci95": "95% CI (Student t)",
+        "minmax": "min–max",
+        "iqr": "IQR (25th–75th percentile)",
+        "none": "no band",
+    },
+    "x": {"step": "step", "relative": "relative time (s)", "wall": "wall time"},
+    "align": {"auto": "auto", "exact": "exact", "interpolate": "interpolate"},
+    "dup_steps": {"last": "last", "first": "first", "mean": "mean"},
+}
 _QUANTILE = re.compile(r"q(\d{2})")
 # Long patterns are a cheap way to make a regex engine work hard; no run filter needs this many.
 MAX_PATTERN_LENGTH = 1000
@@ -34,12 +49,43 @@ REGEX_BUDGET = 1.0
 _MIN_WAIT = 0.05
 
 
+# Marks an option named inside a message, so that each adapter spells it its own way (``--dup-steps``
+# on the command line, ``dup_steps`` in Python and HTTP). A control character: never in an option name.
+_REF = re.compile("\x1f([a-z_]+)\x1f")
+
+
+def ref(option: str) -> str:
+    """``option`` named inside an :class:`OptionError` message (see :meth:`OptionError.spelled`)."""
+    return f"\x1f{option}\x1f"
+
+
 class OptionError(ValueError):
-    """An option has a value that is not allowed; the message says which option and what is."""
+    """An option has a value that is not allowed; the message says which option and what is.
+
+    ``str(error)`` is ``"option: message"`` with options named as in Python and HTTP; an adapter with
+    other names (the CLI's flags) uses :meth:`spelled`.
+    """
 
     def __init__(self, option: str, message: str):
-        super().__init__(f"{option}: {message}")
         self.option = option
+        self.template = message
+        super().__init__(self.spelled(lambda name: name))
+
+    def spelled(self, name: Callable[[str], str]) -> str:
+        """The message with the option and every option it names written as ``name(option)``."""
+        return f"{name(self.option)}: " + _REF.sub(lambda m: name(m.group(1)), self.template)
+
+
+def check_repeats_kept(dup_steps: str, needs: str | None) -> None:
+    """``dup_steps`` first or mean needs every write of a repeated step. ``needs`` is ``None`` when the
+    reader keeps them, else what it takes to keep them (which the reader dropped), e.g. "needs loader
+    python or auto: TensorBoard's Rust data server keeps only the last write of a repeated step".
+
+    Raises:
+        OptionError: the repeats that ``dup_steps`` resolves are not there to resolve.
+    """
+    if dup_steps != "last" and needs:
+        raise OptionError("dup_steps", f"{dup_steps!r} {needs}")
 
 
 def _compile(option: str, pattern: str) -> regex.Pattern:
@@ -170,6 +216,10 @@ class Query:
             raise OptionError("min_runs", f"{self.min_runs!r} is not an integer >= 1")
         set_(self, "min_runs", min_runs)
 
+    def check_repeats_kept(self, needs: str | None) -> None:
+        """See :func:`check_repeats_kept`: whether a reader that drops repeats can answer this query."""
+        check_repeats_kept(self.dup_steps, needs)
+
     def select_runs(self, names: Iterable[str]) -> list[str]:
         """The names the ``runs`` filter matches, in the given order."""
         names = list(names)
@@ -213,3 +263,22 @@ def _check_group_by(value: Any) -> str:
             raise OptionError("group_by", "hparam: needs at least one hparam name, e.g. hparam:lr")
         return "hparam:" + ",".join(names)
     raise OptionError("group_by", f"{value!r} is not one of {', '.join(GROUP_BY_MODES)}")
+
+
+def options() -> dict[str, dict[str, Any]]:
+    """Every option's default and, for an option with a fixed list of values, those values with their
+    labels, in order: what the tab's controls offer (it gets them from ``/runs``), so no default or
+    allowed value is written a second time."""
+    allowed = {"center": CENTERS, "band": BANDS, "x": X_AXES, "align": ALIGNS, "dup_steps": DUP_STEPS}
+    out: dict[str, dict[str, Any]] = {}
+    for field in dataclasses.fields(Query):
+        entry: dict[str, Any] = {"default": field.default}
+        if field.name in allowed:
+            entry["values"] = [[value, LABELS[field.name][value]] for value in allowed[field.name]]
+        elif field.name == "group_by":
+            entry["values"] = list(GROUP_BY_MODES)
+        elif field.name == "reductions":
+            entry["default"] = list(field.default)
+            entry["values"] = list(BASE_REDUCTIONS) + ["qNN"]
+        out[field.name] = entry
+    return out

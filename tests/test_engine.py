@@ -13,7 +13,7 @@ from scipy import stats as sps
 from writers import noisy_curve, write_run
 
 import tb_aggregate_plugin as tba
-from tb_aggregate_plugin.grouping import auto_key
+from tb_aggregate_plugin.compute.grouping import auto_key
 
 LOADERS = ["rust", "python"]
 
@@ -492,9 +492,10 @@ DRAWN_QUERIES = [
 
 @pytest.mark.parametrize("options", DRAWN_QUERIES)
 def test_drawn_only_gives_the_chart_and_summary_of_the_whole_result(two_groups, options):
-    from tb_aggregate_plugin import chart, engine
-    from tb_aggregate_plugin.loading import open_logdir
-    from tb_aggregate_plugin.source import Source
+    from tb_aggregate_plugin.compute import engine, summary
+    from tb_aggregate_plugin.read.logdir import open_logdir
+    from tb_aggregate_plugin.read.source import Source
+    from tb_aggregate_plugin.write import chart
 
     query = tba.Query(**options)
     with open_logdir(str(two_groups), loader="rust") as loaded:
@@ -502,7 +503,7 @@ def test_drawn_only_gives_the_chart_and_summary_of_the_whole_result(two_groups, 
         drawn = engine.run(query, Source(loaded.provider), tag="loss", keep_runs=True, drawn_only=True)
     kwargs = {"max_points": 40, "include_runs": True}
     assert chart.chart(drawn, "loss", **kwargs) == chart.chart(whole, "loss", **kwargs)
-    pd.testing.assert_frame_equal(engine.summary(drawn), engine.summary(whole), check_exact=True)
+    pd.testing.assert_frame_equal(summary.summary(drawn), summary.summary(whole), check_exact=True)
     if query.smoothing:  # only the center and band were computed: there is no table to give
         with pytest.raises(ValueError, match="drawn_only"):
             drawn.table()
@@ -511,9 +512,9 @@ def test_drawn_only_gives_the_chart_and_summary_of_the_whole_result(two_groups, 
 
 
 def test_individual_runs_are_smoothed_again_when_the_reductions_are_reused(two_groups):
-    from tb_aggregate_plugin import engine
-    from tb_aggregate_plugin.loading import open_logdir
-    from tb_aggregate_plugin.source import Source
+    from tb_aggregate_plugin.compute import engine
+    from tb_aggregate_plugin.read.logdir import open_logdir
+    from tb_aggregate_plugin.read.source import Source
 
     query = tba.Query(smoothing=0.7, group_by="none", runs="lr=0.1")
     values = raw_matrix(two_groups, "loss", [f"lr=0.1/seed_{i}" for i in range(4)])

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tb_aggregate_plugin import export
+from tb_aggregate_plugin.write import table_text as export
 
 HOSTILE = [
     "=1+2",

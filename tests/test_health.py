@@ -10,7 +10,7 @@ import numpy as np
 from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
 from writers import noisy_curve, write_run
 
-from tb_aggregate_plugin.health import LogdirHealth
+from tb_aggregate_plugin.read.health import LogdirHealth
 
 
 def _event_file(path: str) -> str:
@@ -98,7 +98,7 @@ def test_the_record_checksum_is_tensorboards():
     of every length a record header or a small payload has."""
     from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 
-    from tb_aggregate_plugin.health import _masked_crc32c
+    from tb_aggregate_plugin.read.health import _masked_crc32c
 
     rng = np.random.default_rng(7)
     for length in [0, 1, 4, 8, 8, 8, 12, 255, 4096]:

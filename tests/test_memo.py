@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from writers import noisy_curve, write_run
 
-from tb_aggregate_plugin import engine, stats
-from tb_aggregate_plugin.loading import open_logdir
+from tb_aggregate_plugin.compute import engine, stats
 from tb_aggregate_plugin.query import Query
-from tb_aggregate_plugin.source import Source
+from tb_aggregate_plugin.read.logdir import open_logdir
+from tb_aggregate_plugin.read.source import Source
 
 QUERIES = [
     {},
@@ -84,12 +84,11 @@ def test_new_points_are_never_met_with_an_old_result(tmp_path):
 
 def test_the_memo_stays_within_its_bound(logdir):
     with open_logdir(str(logdir), loader="python") as loaded:
-        source = Source(loaded.provider)
-        source.max_memo_bytes = 20_000
+        source = Source(loaded.provider, max_memo_bytes=20_000)
         for weight in (0.1, 0.2, 0.3, 0.4, 0.5):
             engine.run(Query(smoothing=weight), source)
-            assert 0 < source._memo_bytes <= 20_000
-            assert source._memo_bytes == sum(size for _, size in source._memo.values())
+            assert 0 < source.memo.size <= 20_000
+            assert source.memo.size == sum(size for _, size in source.memo._entries.values())
 
 
 def test_rows_smoothed_together_equal_each_run_smoothed_alone():
@@ -105,8 +104,8 @@ def test_rows_smoothed_together_equal_each_run_smoothed_alone():
 
 
 def test_stacking_shared_steps_equals_resolving_then_aligning():
-    from tb_aggregate_plugin import align
-    from tb_aggregate_plugin.source import Series
+    from tb_aggregate_plugin.compute import align
+    from tb_aggregate_plugin.series import Series
 
     rng = np.random.default_rng(2)
     steps = np.arange(0, 300, 3)

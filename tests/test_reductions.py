@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from reference import tensorboard_smoothing
 
-from tb_aggregate_plugin import stats
+from tb_aggregate_plugin.compute import stats
 
 NAMES = ["mean", "median", "std", "var", "sem", "min", "max", "count", "q05", "q25", "q50", "q75", "q95"]
 

@@ -839,8 +839,8 @@ def test_cache_reads_once_per_change(tmp_path, loader):
     from tensorboard.summary import Writer
     from werkzeug.test import Client
 
-    from tb_aggregate_plugin.loading import open_logdir
     from tb_aggregate_plugin.plugin import AggregatePlugin
+    from tb_aggregate_plugin.read.logdir import open_logdir
 
     writers = {}
     for i in range(2):

@@ -15,8 +15,10 @@ import pytest
 from rawread import read_logdir
 from writers import noisy_curve, write_run
 
-from tb_aggregate_plugin import Query, compute, loading, sliced, snapshot
-from tb_aggregate_plugin.source import Source
+from tb_aggregate_plugin import Query, compute
+from tb_aggregate_plugin.read import logdir as loading
+from tb_aggregate_plugin.read import sliced, snapshot, walk
+from tb_aggregate_plugin.read.source import Source
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +43,7 @@ def logdir(tmp_path_factory):
 
 
 def _sizes(logdir) -> dict[str, int]:
-    return {run: sum(files.values()) for run, files in sliced.event_files(str(logdir)).items()}
+    return {run: sum(files.values()) for run, files in walk.event_files(str(logdir)).runs.items()}
 
 
 def _everything(source: Source):
@@ -50,7 +52,7 @@ def _everything(source: Source):
 
 
 def test_event_files_are_found_as_the_data_server_finds_runs(logdir):
-    runs = sliced.event_files(str(logdir))
+    runs = walk.event_files(str(logdir)).runs
     with loading.open_logdir(str(logdir), loader="rust", slice_bytes=None) as whole:
         listed = Source(whole.provider).list_scalars()
     assert set(listed) <= set(runs)  # every run with scalars; the hparams-only child has none
@@ -65,7 +67,7 @@ def test_a_link_back_up_is_not_followed_forever(tmp_path):
     write_run(str(tmp_path), "a", {"loss": ([0, 1], [1.0, 2.0])})
     os.symlink(str(tmp_path), str(tmp_path / "a" / "loop"))
     os.symlink(str(tmp_path / "a"), str(tmp_path / "again"))  # a second name for a run: two runs
-    assert sorted(sliced.event_files(str(tmp_path))) == ["a", "again"]
+    assert sorted(walk.event_files(str(tmp_path)).runs) == ["a", "again"]
 
 
 def test_plan_keeps_order_and_size_and_a_run_with_the_runs_inside_it():
@@ -263,9 +265,9 @@ def test_a_sliced_load_needs_neither_tensorboards_grpc_provider_nor_its_tensorfl
 
     code = f"""
 import sys
-from tb_aggregate_plugin import loading
-from tb_aggregate_plugin.health import LogdirHealth
-from tb_aggregate_plugin.source import Source
+from tb_aggregate_plugin.read import logdir as loading
+from tb_aggregate_plugin.read.health import LogdirHealth
+from tb_aggregate_plugin.read.source import Source
 health = LogdirHealth({str(logdir)!r})
 with loading.open_logdir({str(logdir)!r}, slice_bytes=1, meanwhile=[health.problems]) as loaded:
     source = Source(loaded.provider, health=health)

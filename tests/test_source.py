@@ -13,8 +13,8 @@ import pytest
 from rawread import read_logdir
 from writers import noisy_curve, write_run
 
-from tb_aggregate_plugin.loading import open_logdir
-from tb_aggregate_plugin.source import Source
+from tb_aggregate_plugin.read.logdir import open_logdir
+from tb_aggregate_plugin.read.source import Source
 
 TAGS = ("train/loss", "train/acc", "val/loss")
 

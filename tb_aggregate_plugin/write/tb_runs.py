@@ -1,4 +1,4 @@
-"""Writing reduced curves back as TensorBoard runs: one run per group and statistic.
+"""Reduced curves written back as TensorBoard runs: one run per group and statistic.
 
 ``OUT/<group>/mean``, ``OUT/<group>/mean+std``, ``OUT/<group>/mean-std``, ``OUT/<group>/ci95_lo``...:
 each run holds every tag under its own name, at the table's steps and with the median wall time of
@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import __version__
+from ..query import OptionError, Query, ref
+from ..version import __version__
 
 if TYPE_CHECKING:
-    from .engine import Result
+    from ..compute.result import Result
 
 MANIFEST = ".tb-aggregate.json"
 # Characters that are not safe (or not portable) in a folder name.
@@ -28,18 +29,28 @@ _UNSAFE = re.compile(r'[\x00-\x1f\x7f<>:"|?*\\]')
 _MAX_COMPONENT_BYTES = 200
 
 
+def check_query(query: Query) -> None:
+    """Raise :class:`OptionError` when ``query``'s curves cannot become event files (indexed by step)."""
+    if query.x != "step":
+        raise OptionError(
+            "x",
+            f"{ref('format')} tb needs {ref('x')} step (event files are indexed by step), "
+            f"not {ref('x')} {query.x}",
+        )
+
+
 def statistics(result: Result) -> list[tuple[str, str]]:
     """``(run name, frame column)`` for each statistic written: the center, the reductions, the band edges."""
-    from .stats import BAND_BOUNDS
+    from ..compute.stats import edge_names
 
     query = result.query
     plan = {query.center: query.center}
     for name in query.reductions:
         plan.setdefault(name, name)
     if query.band != "none":
-        for bound, column in zip(BAND_BOUNDS[query.band], ("band_lo", "band_hi")):
-            # "center-std" with center mean is "mean-std"; a bound that is already a column is kept once.
-            plan.setdefault(bound.replace("center", query.center), column)
+        # "mean-std" and "mean+std"; an edge that is already a column (ci95_lo) is kept once.
+        for edge, column in zip(edge_names(query.center, query.band), ("band_lo", "band_hi")):
+            plan.setdefault(edge, column)
     return list(plan.items())
 
 
@@ -93,12 +104,11 @@ def write_runs(
     total)`` is called after each run. Returns the manifest written (``runs``: run -> group, statistic).
 
     Raises:
-        ValueError: the result's x axis is not ``step`` (event files are indexed by step).
+        OptionError: the result's x axis is not ``step`` (see :func:`check_query`).
     """
     from tensorboard.summary import Writer
 
-    if result.x != "step":
-        raise ValueError("event files need x=step")
+    check_query(result.query)
     frame = result.frame
     stats = statistics(result)
     groups = list(dict.fromkeys(frame["group"]))

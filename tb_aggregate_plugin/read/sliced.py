@@ -28,38 +28,6 @@ if TYPE_CHECKING:
 SLICE_BYTES = 16 * 2**20
 
 
-def event_files(logdir: str) -> dict[str, dict[str, int]]:
-    """``{run: {event file path: bytes}}``, found as TensorBoard's data server finds them.
-
-    Every file whose name contains ``tfevents``, links followed (a link back to a folder above is
-    not followed again); its run is its folder relative to ``logdir``, ``.`` for ``logdir`` itself.
-    Folders that cannot be read are passed over, as the data server passes over them.
-    """
-    root = os.path.abspath(logdir)
-    above: dict[str, frozenset[str]] = {root: frozenset([os.path.realpath(root)])}
-    runs: dict[str, dict[str, int]] = {}
-    for folder, dirs, files in os.walk(root, followlinks=True):
-        chain = above.pop(folder, frozenset())
-        kept = []
-        for name in sorted(dirs):
-            real = os.path.realpath(os.path.join(folder, name))
-            if real not in chain:  # else a loop
-                above[os.path.join(folder, name)] = chain | {real}
-                kept.append(name)
-        dirs[:] = kept
-        rel = os.path.relpath(folder, root)
-        run = "." if rel == "." else rel.replace(os.sep, "/")
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            if "tfevents" not in name or not os.path.isfile(path):
-                continue
-            try:
-                runs.setdefault(run, {})[path] = os.path.getsize(path)
-            except OSError:  # the data server will fail on it too, and the health check says why
-                runs.setdefault(run, {})[path] = 0
-    return runs
-
-
 def plan(run_bytes: Mapping[str, int], slice_bytes: int) -> list[list[str]]:
     """The runs in slices of about ``slice_bytes`` each, in name order.
 
@@ -91,7 +59,7 @@ def load(
     meanwhile: Iterable[Callable[[], object]] = (),
 ) -> SnapshotProvider:
     """Every point of the runs of each slice, each slice loaded by a server ``start_server(folder)``
-    whose ``wait()`` gives the loaded logdir (a :class:`loading.LoadedLogdir`) and whose
+    whose ``wait()`` gives the loaded logdir (a :class:`logdir.LoadedLogdir`) and whose
     ``close(wait=True)`` stops it.
 
     The next slice's server starts loading while this one is read (reading keeps one core busy,

@@ -1,6 +1,6 @@
 """A logdir's scalars held in memory as numpy arrays, served as a TensorBoard DataProvider.
 
-Filled slice by slice (:mod:`sliced`) from the data servers that loaded each slice.
+Filled slice by slice (:mod:`.sliced`) from the data servers that loaded each slice.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import numpy as np
 from tensorboard import context as tb_context
 from tensorboard.data import provider as tb_provider
 
-from . import grpc_read
-from .source import HPARAMS, SCALARS, Series, Source, array_reader
+from ..series import HPARAMS, SCALARS, Series
+from . import grpc_fast
+from .source import Source
 
 
 class SnapshotProvider(tb_provider.DataProvider):
@@ -37,7 +38,7 @@ class SnapshotProvider(tb_provider.DataProvider):
         def hparams() -> dict:
             try:
                 if stub is not None:
-                    return grpc_read.tensor_listing(stub, experiment_id, HPARAMS)
+                    return grpc_fast.tensor_listing(stub, experiment_id, HPARAMS)
                 return provider.list_tensors(ctx, experiment_id=experiment_id, plugin_name=HPARAMS)
             except Exception:  # a provider without hparams: as Source.hparams treats it
                 return {}
@@ -46,7 +47,7 @@ class SnapshotProvider(tb_provider.DataProvider):
         # wait 40 ms for a TCP acknowledgement, so fewer requests, and waits that overlap.
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             tensors = pool.submit(hparams)
-            reader = grpc_read.scalar_reader(stub) if stub is not None else array_reader(provider)
+            reader = grpc_fast.scalar_reader(stub) if stub is not None else grpc_fast.array_reader(provider)
             if reader is not None:
                 series = reader(experiment_id, None)
                 listing: dict[str, dict[str, tb_provider.ScalarTimeSeries]] = {}

@@ -1,8 +1,8 @@
-"""Reading TensorBoard's Rust data server straight through its gRPC stub.
+"""The Rust data server's gRPC answers read straight into numpy arrays (feature-detected).
 
 TensorBoard's ``GrpcDataProvider`` builds one Python object per point, and its module imports
 TensorFlow's stand-in (with boto3 and fsspec when they are installed: 0.1-0.15 s) before it can ask
-anything. Loading a logdir slice by slice (:mod:`sliced`), the first slice is ready before those
+anything. Loading a logdir slice by slice (:mod:`.sliced`), the first slice is ready before those
 imports would be, so its reading needs only the generated stub and messages. Errors are translated
 as ``GrpcDataProvider`` translates them, its module imported only when one happens.
 """
@@ -17,7 +17,7 @@ import numpy as np
 from tensorboard.data import provider as tb_provider
 from tensorboard.data.proto import data_provider_pb2, data_provider_pb2_grpc
 
-from .source import ALL_POINTS, SCALARS, Series
+from ..series import ALL_POINTS, SCALARS, Series
 
 
 def connect(port: int) -> tuple[grpc.Channel, data_provider_pb2_grpc.TensorBoardDataProviderStub]:
@@ -41,6 +41,19 @@ def errors() -> Iterator[None]:
 
         with grpc_provider._translate_grpc_error():
             raise
+
+
+def array_reader(provider) -> Callable | None:
+    """A reader of ``(experiment_id, RunTagFilter or None for all) -> {(run, tag): Series}`` that skips
+    the public ``read_scalars`` (one Python object per point), when the provider offers one: a logdir
+    held in arrays (``read_scalar_arrays``) or TensorBoard's gRPC provider (its stub); else ``None``."""
+    arrays = getattr(provider, "read_scalar_arrays", None)  # a logdir loaded slice by slice
+    if callable(arrays):
+        return arrays
+    stub = getattr(provider, "_stub", None)
+    if stub is None or not hasattr(stub, "ReadScalars"):
+        return None
+    return scalar_reader(stub)
 
 
 def scalar_reader(stub) -> Callable[[str, tb_provider.RunTagFilter | None], dict[tuple[str, str], Series]]:

@@ -1,11 +1,11 @@
-"""The chart payload for one tag: per group x, center, band edges and n, thinned for drawing only."""
+"""The tab's chart payload for one tag: per group x, center, band edges and n, thinned for drawing only."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .engine import Block, Result
-from .export import json_values
+from ..compute.result import Result, group_notes
+from .table_text import json_values
 
 DEFAULT_MAX_POINTS = 2000
 
@@ -20,28 +20,6 @@ def thin_indices(length: int, max_points: int, keep: np.ndarray | None = None) -
     if keep is not None and len(keep):
         picks = np.union1d(picks, keep[: max_points // 4])
     return picks
-
-
-def group_notes(block: Block, members: list[str], min_runs: int = 1) -> list[str]:
-    """Plain-language notes for one group's curve: alignment used and what was left out."""
-    if block.alignment == "exact":
-        notes = ["aligned exactly: every run's value at its own step"]
-    else:
-        notes = ["interpolated onto the union of the runs' steps, each run only inside its first..last step"]
-    present = set(block.runs)
-    absent = [r for r in members if r not in present]
-    if absent:
-        notes.append(f"{len(absent)} run(s) of the group have no points for this tag: {', '.join(absent)}")
-    for run, count in sorted(block.nonfinite.items()):
-        if count:
-            notes.append(f"{count} NaN/inf value(s) of run {run!r} left out")
-    if min_runs > 1:
-        notes.append(f"points backed by fewer than {min_runs} runs are left out (min_runs)")
-    if block.downsampled:
-        notes.append(
-            f"{len(block.downsampled)} run(s) came back at TensorBoard's sample limit and may be downsampled"
-        )
-    return notes
 
 
 def chart(

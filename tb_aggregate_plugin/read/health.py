@@ -20,6 +20,8 @@ import threading
 
 import numpy as np
 
+from .walk import EventFiles, event_files
+
 _HEADER = struct.Struct("<QI")  # record length, masked CRC32C of the length bytes
 _LENGTH = struct.Struct("<Q")
 _FOOTER = 4  # masked CRC32C of the payload
@@ -35,27 +37,17 @@ class LogdirHealth:
         self._verified: dict[str, tuple[int, int]] = {}  # path -> (size seen, bytes verified)
         self._lock = threading.Lock()
 
-    def problems(self) -> dict[str, str]:
-        found: dict[str, list[str]] = {}
-
-        def unreadable(error: OSError) -> None:
-            run = self._run_of(error.filename or self.logdir)
-            found.setdefault(run, []).append(f"folder cannot be read ({error.strerror})")
-
+    def problems(self, files: EventFiles | None = None) -> dict[str, str]:
+        """``{run: reason}`` for the event files of ``files`` (the logdir walked now when not given)."""
+        files = files if files is not None else event_files(self.logdir)
+        found = {run: list(reasons) for run, reasons in files.unreadable.items()}
         with self._lock:
-            for root, _, files in os.walk(self.logdir, onerror=unreadable):
-                for name in files:
-                    if "tfevents" not in name:
-                        continue
-                    path = os.path.join(root, name)
+            for run, paths in files.runs.items():
+                for path in paths:
                     reason = self._check(path)
                     if reason:
-                        found.setdefault(self._run_of(root), []).append(f"{name}: {reason}")
+                        found.setdefault(run, []).append(f"{os.path.basename(path)}: {reason}")
         return {run: "; ".join(reasons) for run, reasons in sorted(found.items())}
-
-    def _run_of(self, folder: str) -> str:
-        rel = os.path.relpath(folder, self.logdir)
-        return "." if rel == "." else rel.replace(os.sep, "/")
 
     def _check(self, path: str) -> str | None:
         try:

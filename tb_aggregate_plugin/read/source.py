@@ -1,14 +1,13 @@
-"""Reading scalar series through a TensorBoard DataProvider into numpy arrays, with a cache.
+"""Source: the scalar series of one experiment, listed and read through any TensorBoard DataProvider.
 
-A :class:`Source` wraps any ``DataProvider``: the plugin passes TensorBoard's own; for a logdir path,
-:mod:`loading` opens one with TensorBoard's loaders.
+The plugin passes TensorBoard's own provider; for a logdir path, :mod:`.logdir` opens one with
+TensorBoard's loaders. Series are cached (:mod:`.cache`) while the listing says they are unchanged.
 """
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures
-import dataclasses
 import functools
 import itertools
 import logging
@@ -20,16 +19,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 import numpy as np
 from tensorboard import context as tb_context
 from tensorboard.data import provider as tb_provider
-from tensorboard.plugins.scalar import metadata as scalar_metadata
 
+from ..series import ALL_POINTS, SCALARS, Series, SeriesInfo
+from .cache import LRU
+from .grpc_fast import array_reader
 from .health import LogdirHealth
+from .hparams import read_hparams
 
 logger = logging.getLogger(__name__)
 
-SCALARS = scalar_metadata.PLUGIN_NAME
-HPARAMS = "hparams"
-# "Every point": far above any real series, but a plain int both loaders accept.
-ALL_POINTS = 2**31 - 1
 # Cache bound in points (24 bytes each: step, wall time, value).
 DEFAULT_CACHE_POINTS = 40_000_000
 # Read requests in flight at once on the fast path.
@@ -40,38 +38,33 @@ DEFAULT_MEMO_BYTES = 256 * 2**20
 # point (tens of ms for millions), and its data changes only once per reload cycle (5 s by default),
 # so the few requests of one change in the tab (one per visible chart) share one listing.
 LISTING_TTL = 1.0
+# What dup_steps first or mean needs of a running TensorBoard that does not keep repeated steps.
+_SERVER_DROPS_REPEATS = (
+    "needs every write of a repeated step, and this TensorBoard keeps only the last one: start it with "
+    "--load_fast=false --purge_orphaned_data=false"
+)
 
 
-@dataclasses.dataclass(frozen=True)
-class Series:
-    """One run's values of one tag, in the order the loader returned them."""
-
-    step: np.ndarray  # int64
-    wall: np.ndarray  # float64, seconds since the epoch
-    value: np.ndarray  # float64, may hold NaN/inf
-
-    def __len__(self) -> int:
-        return len(self.step)
-
-    @classmethod
-    def empty(cls) -> Series:
-        return cls(np.empty(0, np.int64), np.empty(0, np.float64), np.empty(0, np.float64))
-
-
-@dataclasses.dataclass(frozen=True)
-class SeriesInfo:
-    """What the provider's listing says of a series; a change means new data."""
-
-    max_step: int
-    max_wall_time: float
+def repeats_needs_of(provider, *, purges: bool) -> str | None:
+    """``None`` when a running TensorBoard's ``provider`` keeps every write of a repeated step, else what
+    it takes to keep them (see ``Query.check_repeats_kept``). Its Rust data server keeps only the last
+    write; its Python loader keeps them unless it purges orphaned data (``--purge_orphaned_data``,
+    on by default), which drops the earlier writes when a resumed run logs a step again."""
+    if purges or array_reader(provider) is not None and hasattr(provider, "_stub"):
+        return _SERVER_DROPS_REPEATS
+    return None
 
 
 class Source:
-    """Scalar series of one experiment, read through a DataProvider and cached per (run, tag).
+    """Scalar series of one experiment, listed and read through a DataProvider, cached per (run, tag).
 
     A cached series is reused while the provider's listing (max step, max wall time) is unchanged,
     so a new option (smoothing, band, ...) never reads again and new steps of a live run are read
-    on the next request. The cache is bounded by ``max_cache_points`` (least recently used goes).
+    on the next request. The cache holds at most ``max_cache_points`` points; ``memo`` is the LRU
+    the engine keeps its intermediate results in, at most ``max_memo_bytes``.
+
+    ``repeats_needs``: ``None`` when the provider keeps every write of a repeated step, else what it
+    takes to keep them (``Query.check_repeats_kept`` says it to a user who asks for them).
     """
 
     def __init__(
@@ -86,23 +79,19 @@ class Source:
         fast_path: bool = True,
         logdir: str | None = None,
         health: LogdirHealth | None = None,
+        repeats_needs: str | None = None,
     ):
         self.provider = provider
         self.experiment_id = experiment_id
         self.sample_limit = sample_limit
-        self.max_cache_points = max_cache_points
+        self.repeats_needs = repeats_needs
         self._ctx = ctx or tb_context.RequestContext()
-        self._cache: collections.OrderedDict[tuple[str, str], tuple[SeriesInfo, Series]] = (
-            collections.OrderedDict()
-        )
-        self._cached_points = 0
+        self._cache: LRU[tuple[SeriesInfo, Series]] = LRU(max_cache_points)
+        self.memo: LRU[object] = LRU(max_memo_bytes)
         self.points_read = 0  # points returned by read (cached ones too), for a summary
         self._lock = threading.Lock()
         self._fast_reader = array_reader(provider) if fast_path else None
         self._recent: dict[str, tuple[float, object]] = {}  # what _reused keeps: (when, value)
-        self._memo: collections.OrderedDict[tuple, tuple[object, int]] = collections.OrderedDict()
-        self._memo_bytes = 0
-        self.max_memo_bytes = max_memo_bytes
         if health is None and logdir and os.path.isdir(logdir):
             health = LogdirHealth(logdir)
         self._health = health
@@ -144,33 +133,6 @@ class Source:
             self._recent[name] = (time.monotonic(), value)
         return value
 
-    def memo(self, key: tuple, compute: Callable[[], object], nbytes: Callable[[object], int]) -> object:
-        """``compute()``, or its earlier result for the same ``key`` (least recently used go first).
-
-        For results derived from cached series: the key must name everything they depend on,
-        including each series' :class:`SeriesInfo`, so new data never meets an old result.
-        Results are shared between requests: never modify one.
-        """
-        with self._lock:
-            hit = self._memo.get(key)
-            if hit is not None:
-                self._memo.move_to_end(key)
-                return hit[0]
-        value = compute()
-        size = nbytes(value)
-        if size > self.max_memo_bytes:
-            return value
-        with self._lock:
-            old = self._memo.pop(key, None)
-            if old is not None:
-                self._memo_bytes -= old[1]
-            self._memo[key] = (value, size)
-            self._memo_bytes += size
-            while self._memo_bytes > self.max_memo_bytes and self._memo:
-                _, (_, dropped) = self._memo.popitem(last=False)
-                self._memo_bytes -= dropped
-        return value
-
     def read(
         self,
         wanted: Mapping[str, Iterable[str]],
@@ -180,24 +142,20 @@ class Source:
         listing = self.list_scalars() if listing is None else listing
         out: dict[tuple[str, str], Series] = {}
         missing: dict[str, set[str]] = {}
-        with self._lock:
-            for run, tags in wanted.items():
-                for tag in tags:
-                    info = listing.get(run, {}).get(tag)
-                    if info is None:
-                        continue
-                    hit = self._cache.get((run, tag))
-                    if hit is not None and hit[0] == info:
-                        self._cache.move_to_end((run, tag))
-                        out[(run, tag)] = hit[1]
-                    else:
-                        missing.setdefault(run, set()).add(tag)
+        for run, tags in wanted.items():
+            for tag in tags:
+                info = listing.get(run, {}).get(tag)
+                if info is None:
+                    continue
+                hit = self._cache.get((run, tag))
+                if hit is not None and hit[0] == info:
+                    out[(run, tag)] = hit[1]
+                else:
+                    missing.setdefault(run, set()).add(tag)
         if missing:
-            fresh = self._read_from_provider(missing)
-            with self._lock:
-                for (run, tag), series in fresh.items():
-                    out[(run, tag)] = series
-                    self._store((run, tag), listing[run][tag], series)
+            for (run, tag), series in self._read_from_provider(missing).items():
+                out[(run, tag)] = series
+                self._cache.put((run, tag), (listing[run][tag], series), len(series))
         with self._lock:
             self.points_read += sum(len(s) for s in out.values())
         return out
@@ -243,50 +201,10 @@ class Source:
         return bool(self.sample_limit) and len(series) == self.sample_limit
 
     def hparams(self) -> dict[str, dict[str, object]]:
-        """``{run: {name: value}}`` from the hparams plugin's session-start info.
-
-        ``add_hparams`` in PyTorch and tensorboardX writes the session into a child run of the run
-        it describes (``run/<timestamp>``); such values are attributed to the parent run as well.
-        """
-        from tensorboard.plugins.hparams import metadata as hp_metadata
-
-        try:
-            listing = self.provider.list_tensors(
-                self._ctx, experiment_id=self.experiment_id, plugin_name=HPARAMS
-            )
-        except Exception as exc:  # a provider without hparams support is not an error
-            logger.info("no hparams: %s", exc)
-            return {}
-        found: dict[str, dict[str, object]] = {}
-        for run, tags in listing.items():
-            for tag, ts in tags.items():
-                if tag != hp_metadata.SESSION_START_INFO_TAG:
-                    continue
-                try:
-                    info = hp_metadata.parse_session_start_info_plugin_data(ts.plugin_content)
-                except Exception:  # malformed plugin data: skip that run's hparams, keep the rest
-                    continue
-                found[run] = {name: _hparam_value(v) for name, v in info.hparams.items()}
-        result = dict(found)
-        for run, values in found.items():
-            parent = run.rsplit("/", 1)[0] if "/" in run else None
-            if parent is not None and parent not in found:
-                result.setdefault(parent, {}).update(values)
-        return result
+        """``{run: {name: value}}`` (see :mod:`.hparams`)."""
+        return read_hparams(self.provider, self._ctx, self.experiment_id)
 
     # -- internals ---------------------------------------------------------------------------
-
-    def _store(self, key: tuple[str, str], info: SeriesInfo, series: Series) -> None:
-        old = self._cache.pop(key, None)
-        if old is not None:
-            self._cached_points -= len(old[1])
-        if len(series) > self.max_cache_points:
-            return
-        self._cache[key] = (info, series)
-        self._cached_points += len(series)
-        while self._cached_points > self.max_cache_points and self._cache:
-            _, (_, dropped) = self._cache.popitem(last=False)
-            self._cached_points -= len(dropped)
 
     def _read_from_provider(self, wanted: Mapping[str, set[str]]) -> dict[tuple[str, str], Series]:
         # One request per tag: a response of every series at once is slower to build, send and
@@ -328,40 +246,3 @@ class Source:
                         np.fromiter((p.value for p in points), np.float64, len(points)),
                     )
         return out
-
-
-def _hparam_value(value) -> object:
-    kind = value.WhichOneof("kind")
-    if kind == "number_value":
-        number = value.number_value
-        return int(number) if float(number).is_integer() else number
-    if kind == "string_value":
-        return value.string_value
-    if kind == "bool_value":
-        return value.bool_value
-    return None
-
-
-def array_reader(provider) -> Callable | None:
-    """A reader of ``(experiment_id, RunTagFilter or None for all) -> {(run, tag): Series}`` that skips
-    the public ``read_scalars`` (one Python object per point), when the provider offers one; else
-    ``None``."""
-    arrays = getattr(provider, "read_scalar_arrays", None)  # a logdir loaded slice by slice
-    return arrays if callable(arrays) else _grpc_reader(provider)
-
-
-def _grpc_reader(provider) -> Callable | None:
-    """A reader that decodes the Rust data server's ReadScalars response straight into numpy.
-
-    The public ``read_scalars`` builds one Python object per point; this skips that. Used only when
-    the provider is TensorBoard's gRPC provider (feature-detected), else ``None``.
-    """
-    stub = getattr(provider, "_stub", None)
-    if stub is None or not hasattr(stub, "ReadScalars"):
-        return None
-    try:
-        from . import grpc_read
-
-        return grpc_read.scalar_reader(stub)
-    except ImportError:
-        return None

@@ -1,9 +1,9 @@
-"""Opening a logdir path with TensorBoard's own loaders, every point kept.
+"""A logdir path opened with TensorBoard's own loaders, every point kept, and the rules of which loader.
 
 :func:`open_logdir` starts TensorBoard's Rust data server, or its Python multiplexer when the data
 server is missing or when repeated steps must be kept (the data server keeps only the last write of
 a repeated step). A logdir larger than ``sliced.SLICE_BYTES`` is loaded by the data server a slice
-of runs at a time (see :mod:`sliced`), so no loader ever holds all of it at once.
+of runs at a time (see :mod:`.sliced`), so no loader ever holds all of it at once.
 """
 
 from __future__ import annotations
@@ -20,10 +20,19 @@ from typing import TYPE_CHECKING
 
 # Only the standard library at import, the rest when first used: the command line starts TensorBoard's
 # data server before numpy and TensorBoard's modules are imported, which then load while it does.
+from ..query import check_repeats_kept, ref
 from . import sliced
+from .walk import EventFiles, event_files
 
 if TYPE_CHECKING:
     from .source import Source
+
+LOADERS = ("auto", "rust", "python")
+# What dup_steps first or mean needs of a path read by the data server (see check_repeats_kept).
+RUST_DROPS_REPEATS = (
+    f"needs {ref('loader')} python or auto: TensorBoard's Rust data server ({ref('loader')} rust) keeps "
+    "only the last write of a repeated step"
+)
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +42,7 @@ class LoadedLogdir:
 
     ``provider`` is its DataProvider; given as ``make_provider``, it is made when first asked for.
     ``stub`` is the data server's gRPC stub (``None`` for other loaders), readable without the
-    provider's imports (see :mod:`grpc_read`).
+    provider's imports (see :mod:`.grpc_fast`).
     """
 
     def __init__(
@@ -69,6 +78,24 @@ class LoadedLogdir:
         self.close()
 
 
+def loader_for(loader: str, dup_steps: str) -> str:
+    """The loader that reads a path for ``dup_steps``: ``rust`` or ``python`` (``auto`` picks python
+    when repeated steps must be kept, which the data server drops).
+
+    Raises:
+        OptionError: ``loader`` is unknown, or ``rust`` is asked for with ``dup_steps`` first or mean.
+    """
+    if loader not in LOADERS:
+        from ..query import OptionError
+
+        raise OptionError("loader", f"{loader!r} is not one of {', '.join(LOADERS)}")
+    if loader == "rust":
+        check_repeats_kept(dup_steps, RUST_DROPS_REPEATS)
+    if loader == "auto" and dup_steps != "last":
+        return "python"
+    return loader
+
+
 @contextlib.contextmanager
 def logdir_source(
     logdir: str,
@@ -81,24 +108,42 @@ def logdir_source(
     ``(source, loader used)`` and stops the loader afterwards. The one way a path is opened.
 
     ``meanwhile`` is called once while TensorBoard's data server loads (the CLI imports the engine);
-    the event files' framing is checked then too, rather than after the points are read.
+    the event files' framing is checked then too, rather than after the points are read. The logdir
+    is walked once, for both the slices and that check.
+
+    Raises:
+        OptionError: the loader cannot give what ``dup_steps`` needs (see :func:`loader_for`).
+        FileNotFoundError: ``logdir`` is not a folder.
     """
+    chosen = loader_for(loader, dup_steps)
+    if not os.path.isdir(logdir):
+        raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
+    files = event_files(logdir)
     checked = []
 
     def check_framing() -> None:
         from .health import LogdirHealth
 
         checked.append(LogdirHealth(logdir))
-        checked[0].problems()
+        checked[0].problems(files)
 
     tasks = ([meanwhile] if meanwhile is not None else []) + [check_framing]
-    repeated = dup_steps != "last"
-    with open_logdir(logdir, loader=loader, keep_repeated_steps=repeated, meanwhile=tasks) as loaded:
+    with open_logdir(
+        logdir, loader=chosen, keep_repeated_steps=dup_steps != "last", meanwhile=tasks, files=files
+    ) as loaded:
         from .source import Source
 
         # Read once and closed after: nothing to keep for a next request.
         health = checked[0] if checked else None  # else made by Source when first asked
-        source = Source(loaded.provider, logdir=logdir, health=health, max_cache_points=0, max_memo_bytes=0)
+        dropped = RUST_DROPS_REPEATS if loaded.loader == "rust" else None
+        source = Source(
+            loaded.provider,
+            logdir=logdir,
+            health=health,
+            max_cache_points=0,
+            max_memo_bytes=0,
+            repeats_needs=dropped,
+        )
         yield source, loaded.loader
 
 
@@ -109,6 +154,7 @@ def open_logdir(
     keep_repeated_steps: bool = False,
     slice_bytes: int | None = sliced.SLICE_BYTES,
     meanwhile: Iterable[Callable[[], object]] = (),
+    files: EventFiles | None = None,
 ) -> LoadedLogdir:
     """Load every point of every run under ``logdir`` with TensorBoard's own loaders.
 
@@ -116,13 +162,13 @@ def open_logdir(
     ``python``. ``keep_repeated_steps`` keeps both writes of a step logged twice (needed for
     ``dup_steps=first|mean``); the data server always keeps only the last one. With the data server,
     a logdir of more than ``slice_bytes`` of event files is loaded in slices of about that size
-    (``None``: all at once). Each call of ``meanwhile`` is made once, while the data server loads if
-    one does (with slices, one per slice).
+    (``None``: all at once), planned from ``files`` (the logdir walked now when not given). Each call
+    of ``meanwhile`` is made once, while the data server loads if one does (with slices, one per slice).
     """
     if not os.path.isdir(logdir):
         raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
-    if loader not in ("auto", "rust", "python"):
-        raise ValueError(f"loader: {loader!r} is not one of auto, rust, python")
+    if loader not in LOADERS:
+        raise ValueError(f"loader: {loader!r} is not one of {', '.join(LOADERS)}")
     pending = list(meanwhile)  # each made once, also when the data server fails and Python loads
 
     def tasks() -> Iterator[Callable[[], object]]:
@@ -131,7 +177,7 @@ def open_logdir(
 
     if loader == "rust" or (loader == "auto" and not keep_repeated_steps):
         try:
-            return _load_with_data_server(logdir, slice_bytes, tasks)
+            return _load_with_data_server(logdir, slice_bytes, tasks, files)
         except Exception as exc:
             if loader == "rust":
                 raise
@@ -142,11 +188,14 @@ def open_logdir(
 
 
 def _load_with_data_server(
-    logdir: str, slice_bytes: int | None, tasks: Callable[[], Iterator[Callable[[], object]]]
+    logdir: str,
+    slice_bytes: int | None,
+    tasks: Callable[[], Iterator[Callable[[], object]]],
+    files: EventFiles | None,
 ) -> LoadedLogdir:
     if slice_bytes:
-        runs = sliced.event_files(logdir)
-        slices = sliced.plan({run: sum(files.values()) for run, files in runs.items()}, slice_bytes)
+        runs = (files if files is not None else event_files(logdir)).runs
+        slices = sliced.plan({run: sum(paths.values()) for run, paths in runs.items()}, slice_bytes)
         if len(slices) > 1:
             return LoadedLogdir(sliced.load(runs, slices, DataServer, tasks()), "rust")
     server = DataServer(logdir)
@@ -163,7 +212,7 @@ def _load_with_data_server(
 def _open_with_multiplexer(logdir: str) -> LoadedLogdir:
     from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
 
-    from .source import HPARAMS, SCALARS
+    from ..series import HPARAMS, SCALARS
 
     multiplexer = plugin_event_multiplexer.EventMultiplexer(
         size_guidance={"scalars": 0, "tensors": 0},
@@ -218,7 +267,7 @@ class DataServer:
     def wait(self, timeout: float = 600.0) -> LoadedLogdir:
         """The loaded logdir (``close()`` stops the server); stops it and raises if it fails."""
         try:
-            from . import grpc_read  # gRPC and the rest: imported while it loads
+            from . import grpc_fast  # gRPC and the rest: imported while it loads
 
             if not self._done.wait(timeout):
                 raise TimeoutError("data server did not finish loading")
@@ -226,7 +275,7 @@ class DataServer:
                 raise RuntimeError(f"data server exited with status {self._proc.wait()}")
             with open(self._port_file) as f:
                 port = int(f.read())
-            self._channel, stub = grpc_read.connect(port)
+            self._channel, stub = grpc_fast.connect(port)
         except BaseException:
             self.close()
             raise

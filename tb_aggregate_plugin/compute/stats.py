@@ -1,4 +1,4 @@
-"""Smoothing and reductions across runs, vectorised over points with numpy/scipy."""
+"""Smoothing, reductions across runs and band edges, vectorised over points with numpy/scipy."""
 
 from __future__ import annotations
 
@@ -13,15 +13,29 @@ import numpy as np
 # Values per temporary array of a reduction done a few runs at a time (512 kB of float64).
 _CHUNK_VALUES = 1 << 16
 
-# What each band needs (lower, upper); "center" stands for the chosen center statistic.
-BAND_BOUNDS = {
-    "std": ("center-std", "center+std"),
-    "sem": ("center-sem", "center+sem"),
-    "ci95": ("ci95_lo", "ci95_hi"),
-    "minmax": ("min", "max"),
-    "iqr": ("q25", "q75"),
-    "none": ("center", "center"),
+# Each band's (lower, upper) edge as (statistic, sign): sign 0 is the statistic itself, -1 and +1 the
+# chosen center minus and plus it; no statistic is the center itself. Read only through the functions
+# below, so a band's edges are spelled in this one place.
+BAND_EDGES: dict[str, tuple[tuple[str | None, int], tuple[str | None, int]]] = {
+    "std": (("std", -1), ("std", +1)),
+    "sem": (("sem", -1), ("sem", +1)),
+    "ci95": (("ci95_lo", 0), ("ci95_hi", 0)),
+    "minmax": (("min", 0), ("max", 0)),
+    "iqr": (("q25", 0), ("q75", 0)),
+    "none": ((None, 0), (None, 0)),
 }
+
+
+def edge_names(center: str, band: str) -> tuple[str, str]:
+    """The names of the band's edges around ``center``: ``mean-std``/``mean+std``, ``ci95_lo``/``ci95_hi``,
+    ``min``/``max``; the center's own name twice for ``none``."""
+    names = []
+    for stat, sign in BAND_EDGES[band]:
+        if stat is None:
+            names.append(center)
+        else:
+            names.append(stat if sign == 0 else f"{center}{'+' if sign > 0 else '-'}{stat}")
+    return names[0], names[1]
 
 
 def smooth(values: np.ndarray, weight: float) -> np.ndarray:
@@ -107,11 +121,7 @@ def quantile_level(name: str) -> float:
 
 def needed_for(reductions: tuple[str, ...], center: str, band: str) -> list[str]:
     """The statistics to compute for a table with ``reductions`` and a chart with center and band."""
-    names = list(reductions) + [center]
-    for bound in BAND_BOUNDS[band]:
-        for part in bound.replace("+", " ").replace("-", " ").split():
-            if part != "center" and part not in names:
-                names.append(part)
+    names = list(reductions) + [center] + [stat for stat, _ in BAND_EDGES[band] if stat is not None]
     return list(dict.fromkeys(names))
 
 
@@ -245,15 +255,10 @@ def nanmedian(values: np.ndarray) -> np.ndarray:
 def band_bounds(stats: dict[str, np.ndarray], center: str, band: str) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper edge of the chosen band around the chosen center."""
     c = stats[center]
-    edges = []
-    for bound in BAND_BOUNDS[band]:
-        if bound == "center":
-            edges.append(c)
-        elif bound.startswith("center"):
-            sign = 1.0 if bound[6] == "+" else -1.0
-            edges.append(c + sign * stats[bound[7:]])
-        else:
-            edges.append(stats[bound])
+    edges = [
+        c if stat is None else (stats[stat] if sign == 0 else c + sign * stats[stat])
+        for stat, sign in BAND_EDGES[band]
+    ]
     return edges[0], edges[1]
 
 

@@ -1,129 +1,28 @@
-"""Query -> Result: select, group, resolve repeats, smooth, align and reduce, for every tag and group."""
+"""Query -> Result: select, group, resolve repeats, smooth, align and reduce, for every tag and group.
+
+The engine reads through a :class:`read.source.Source` it is given and imports nothing of TensorBoard.
+"""
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures
 import dataclasses
-import functools
-import re
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..query import Query
+from ..series import Series
 from . import align as align_mod
 from . import grouping, stats
-from .query import Query
-from .source import Series, Source
+from .result import Block, Result, UnknownTagError
 
 if TYPE_CHECKING:
-    import pandas as pd
+    from ..read.source import Source
 
 # Tags reduced at once, each on a thread of its own.
 REDUCE_THREADS = 2
-# Tags whose best value is the lowest; any other tag's best is its highest.
-_LOWER_IS_BETTER = re.compile(r"loss|err|perplexity|ppl|mse|mae|nll|cost|regret|wer|cer|distance", re.I)
-
-
-class UnknownTagError(LookupError):
-    """The requested tag is in none of the selected runs."""
-
-
-@dataclasses.dataclass
-class Block:
-    """What stands behind one (tag, group) curve."""
-
-    tag: str
-    group: str
-    runs: list[str]  # runs of the group with points for this tag
-    alignment: str  # "exact" or "interpolate"
-    nonfinite: dict[str, int]  # run -> NaN/inf values left out
-    finals: dict[str, float]  # run -> last finite (smoothed) value, for comparing groups
-    downsampled: list[str]  # runs whose series may have been thinned by the loader
-    aligned: align_mod.Aligned | None = None  # kept only with keep_runs=True
-
-
-@dataclasses.dataclass
-class Result:
-    """The reduced curves and everything needed to say what stands behind them."""
-
-    query: Query
-    curves: list[dict]  # per block, in the same order: its columns of the frame, and its tag and group
-    names: list[str]  # the statistics computed (besides n, center and band)
-    blocks: list[Block]
-    groups: dict[str, list[str]]  # group -> selected runs placed in it
-    unplaced: dict[str, str]  # run -> why the grouping could not place it
-    tags: list[str]
-    matched_runs: int = 0  # runs whose name matches the run filter, with or without the tags
-    skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # run -> unreadable event data
-    partial: bool = False  # only n, center and band were computed (see run's drawn_only)
-
-    @property
-    def x(self) -> str:
-        return self.query.x
-
-    @functools.cached_property
-    def frame(self) -> pd.DataFrame:
-        """``tag, group, <x>, [wall_time], n, <statistics>, center, band_lo, band_hi``, one row per
-        point of each curve; built when first asked for (a chart reads :attr:`curves` directly)."""
-        import pandas as pd
-
-        names = ["tag", "group", self.x] + (["wall_time"] if self.x == "step" else []) + ["n"]
-        names += [n for n in self.names if n not in names] + ["center", "band_lo", "band_hi"]
-        return pd.DataFrame(_columns(self.curves, names), columns=names)
-
-    def table(self) -> pd.DataFrame:
-        """The tidy table: ``tag, group, <x>, [wall_time], n, <reductions>``; ``attrs`` say the rest."""
-        table = self.frame[self._table_names()].reset_index(drop=True)
-        table.attrs = self.attrs()
-        return table
-
-    def table_columns(self) -> dict[str, np.ndarray]:
-        """:meth:`table`'s columns as numpy arrays (names as object arrays), without pandas: what the
-        command line writes to CSV, which then never imports pandas."""
-        return _columns(self.curves, self._table_names())
-
-    def _table_names(self) -> list[str]:
-        if self.partial:
-            raise ValueError("only the center and band were computed (drawn_only): no table")
-        columns = ["tag", "group", self.x] + (["wall_time"] if self.x == "step" else []) + ["n"]
-        return columns + [r for r in self.query.reductions if r not in columns]
-
-    def attrs(self) -> dict:
-        return {
-            "query": dataclasses.asdict(self.query),
-            "groups": {g: list(r) for g, r in self.groups.items()},
-            "unplaced": dict(self.unplaced),
-            "skipped": dict(self.skipped),
-            "alignment": {f"{b.tag} | {b.group}": b.alignment for b in self.blocks},
-            "nonfinite": {f"{b.tag} | {r}": c for b in self.blocks for r, c in b.nonfinite.items() if c},
-            "downsampled": sorted({f"{b.tag} | {r}" for b in self.blocks for r in b.downsampled}),
-            "notes": self.notes(),
-        }
-
-    def notes(self, tag: str | None = None) -> list[str]:
-        """Plain-language notes: what was left out and why (only the notes of ``tag`` if given)."""
-        notes = []
-        if not self.matched_runs:
-            notes.append(f"no run matches runs={self.query.runs!r}")
-        elif not self.tags:
-            notes.append(f"no scalar tag matches tags={self.query.tags!r}")
-        for run, reason in self.skipped.items():
-            notes.append(f"run {run!r}: event data skipped: {reason}")
-        for run, reason in sorted(self.unplaced.items()):
-            notes.append(f"run {run!r} left out: {reason} (group_by={self.query.group_by})")
-        for b in self.blocks:
-            if tag is not None and b.tag != tag:
-                continue
-            for run, count in sorted(b.nonfinite.items()):
-                if count:
-                    notes.append(f"{b.tag}: {count} NaN/inf value(s) of run {run!r} left out")
-            if b.downsampled:
-                notes.append(
-                    f"{b.tag}: {len(b.downsampled)} run(s) came back at the loader's sample limit and "
-                    "may be downsampled; start TensorBoard with --samples_per_plugin scalars=1000000"
-                )
-        return notes
 
 
 def describe(query: Query, source: Source) -> dict:
@@ -172,7 +71,9 @@ def run(
 
     Raises:
         UnknownTagError: ``tag`` is given but no selected run has it.
+        OptionError: ``dup_steps`` needs repeated steps that the source's reader dropped.
     """
+    query.check_repeats_kept(source.repeats_needs)
     listing = source.list_scalars()
     runs = query.select_runs(sorted(listing))
     matched_runs = len(runs)
@@ -255,7 +156,9 @@ def _reduce_block(query, source, tag, group, group_runs, data, listing, names, k
     # second request that changes another option reuses it: band and center reuse even the reductions
     # when they were computed (every statistic of the unsmoothed curves; see run's drawn_only).
     ident = (tag, tuple((r, listing[r][tag]) for r in used), query.dup_steps, query.align, query.x)
-    prep = source.memo(("prepared", *ident), lambda: _prepare(query, source, tag, used, data), _nbytes)
+    prep = source.memo.get_or_make(
+        ("prepared", *ident), lambda: _prepare(query, source, tag, used, data), _nbytes
+    )
     # The smoothed curves themselves are not kept: a new array of every point for each weight (a
     # slider asks for many), quick to make again, and memory that stays taken makes every later
     # request touch fresh pages, which is slow. Their reductions and the runs' final values are small.
@@ -267,7 +170,7 @@ def _reduce_block(query, source, tag, group, group_runs, data, listing, names, k
         return stats.reduce(values, names), finals
 
     key = ("reduced", *ident, query.smoothing, tuple(names))
-    reduced, finals = source.memo(key, smooth_and_reduce, _nbytes)
+    reduced, finals = source.memo.get_or_make(key, smooth_and_reduce, _nbytes)
     grid = prep.aligned.grid
     lo, hi = stats.band_bounds(reduced, query.center, query.band)
     piece = {query.x: grid, **reduced, "center": reduced[query.center], "band_lo": lo, "band_hi": hi}
@@ -292,7 +195,7 @@ def _prepare(query, source, tag, used, data) -> _Prepared:
     stacked = align_mod.stack_shared(raws, query.align) if query.x == "step" else None
     if stacked is not None:  # one grid for all: the rows are the runs
         nonfinite = dict(zip(used, np.isnan(stacked.values).sum(axis=1).tolist()))
-        wall_time = _nanmedian_rows(stacked.walls)
+        wall_time = stats.nanmedian(stacked.walls)
         aligned = align_mod.Aligned(stacked.grid, stacked.values, np.empty((0, 0)), stacked.method)
         return _Prepared(used, nonfinite, downsampled, None, aligned, wall_time)
     resolved, nonfinite, downsampled = [], {}, []
@@ -304,7 +207,7 @@ def _prepare(query, source, tag, used, data) -> _Prepared:
             downsampled.append(r)
         resolved.append(series)
     aligned = align_mod.align(resolved, query.align, query.x)
-    wall_time = _nanmedian_rows(aligned.walls) if query.x == "step" else None
+    wall_time = stats.nanmedian(aligned.walls) if query.x == "step" else None
     # Every run on the whole grid (the union of steps is as long as each run): the runs share their
     # steps, each row is its run, and smoothing the rows is smoothing the runs.
     shared = query.x == "step" and all(len(s.step) == len(aligned.grid) for s in resolved)
@@ -347,82 +250,10 @@ def _nbytes(value) -> int:
     return sum(v.nbytes for v in reduced.values()) + 64 * len(finals)
 
 
-def _nanmedian_rows(walls: np.ndarray) -> np.ndarray:
-    return stats.nanmedian(walls)
-
-
-def _columns(pieces: list[dict], names: list[str]) -> dict[str, np.ndarray]:
-    """The columns ``names`` of the frame, the curves one after the other."""
-    if not pieces:
-        return {c: np.empty(0, dtype=object if c in ("tag", "group") else float) for c in names}
-    lengths = [len(p["n"]) for p in pieces]
-    out = {}
-    for c in names:
-        if c in ("tag", "group"):
-            out[c] = np.repeat(np.array([p[c] for p in pieces], dtype=object), lengths)
-        else:
-            out[c] = np.concatenate([np.asarray(p[c]) for p in pieces])
-    return out
-
-
-def is_lower_better(tag: str) -> bool:
-    """Whether a tag's best value is its lowest (losses, errors) rather than its highest."""
-    return bool(_LOWER_IS_BETTER.search(tag))
-
-
-def summary(result: Result) -> pd.DataFrame:
-    """Per tag and group: final and best center with band edges, step of the best, run count."""
-    import pandas as pd
-
-    rows = []
-    x = result.x
-    for (tag, group), block in result.frame.groupby(["tag", "group"], sort=True):
-        if block.empty:
-            continue
-        final = block.iloc[-1]
-        center = block["center"].to_numpy()
-        finite = np.isfinite(center)
-        if finite.any():
-            pick = np.nanargmin if is_lower_better(tag) else np.nanargmax
-            best = block.iloc[int(pick(np.where(finite, center, np.nan)))]
-        else:
-            best = final
-        rows.append(
-            {
-                "tag": tag,
-                "group": group,
-                "runs": int(block["n"].max()),
-                "final_x": final[x],
-                "final": final["center"],
-                "final_lo": final["band_lo"],
-                "final_hi": final["band_hi"],
-                "final_n": int(final["n"]),
-                "best_x": best[x],
-                "best": best["center"],
-                "best_lo": best["band_lo"],
-                "best_hi": best["band_hi"],
-                "best_is": "min" if is_lower_better(tag) else "max",
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def compare_finals(result: Result, tag: str, group_a: str, group_b: str) -> dict:
-    """Welch's t-test on the runs' final values of two groups for one tag."""
-    blocks = {b.group: b for b in result.blocks if b.tag == tag}
-    for g in (group_a, group_b):
-        if g not in blocks:
-            raise UnknownTagError(f"group {g!r} has no data for tag {tag!r}")
-    a = np.array(list(blocks[group_a].finals.values()))
-    b = np.array(list(blocks[group_b].finals.values()))
-    return {
-        "tag": tag,
-        "a": group_a,
-        "b": group_b,
-        "n_a": int(np.isfinite(a).sum()),
-        "n_b": int(np.isfinite(b).sum()),
-        "mean_a": float(np.nanmean(a)) if np.isfinite(a).any() else float("nan"),
-        "mean_b": float(np.nanmean(b)) if np.isfinite(b).any() else float("nan"),
-        "p_value": stats.welch_p(a, b),
-        "test": "Welch's t-test (two-sided) on each run's final value",
-    }
+def warm_up(query: Query) -> None:
+    """Import the parts of scipy that ``query`` will need (smoothing, t quantiles): a one-shot command
+    does it while TensorBoard's data server loads, where it costs no time."""
+    if query.smoothing:
+        stats.warm_up()
+    if query.band == "ci95" or any(name.startswith("ci95") for name in query.reductions):
+        import scipy.stats  # noqa: F401

@@ -9,7 +9,7 @@ import dataclasses
 
 import numpy as np
 
-from .source import Series
+from ..series import Series
 
 
 def resolve_repeats(series: Series, how: str) -> Series:

@@ -1,4 +1,4 @@
-"""Writing a result table to a file (.csv, .csv.gz, .json, .xlsx, .parquet) or placing a folder, atomically.
+"""A result table written to a file (.csv, .csv.gz, .json, .xlsx, .parquet) or placing a folder, atomically.
 
 Everything is written to a hidden temporary file (or folder) next to the target and renamed into place
 only once complete, so an interrupted write never leaves a half-written output under the target name.
@@ -71,15 +71,15 @@ def write_table(
     """Write ``table`` to ``path`` in ``fmt`` (one of :data:`FILE_FORMATS`), atomically; for CSV the
     table may be given as its columns (``Result.table_columns()``).
 
-    CSV and JSON bytes are :func:`export.to_csv` / :func:`export.to_json` (the tab's download); ``meta``
-    goes into the JSON. Name cells are made inert for spreadsheets in .xlsx as in CSV.
+    CSV and JSON bytes are :func:`table_text.to_csv` / :func:`table_text.to_json` (the tab's download);
+    ``meta`` goes into the JSON. Name cells are made inert for spreadsheets in .xlsx as in CSV.
 
     Raises:
         OutputExists: ``path`` exists and ``force`` is false.
         MissingLibrary: the format's optional library is missing.
         OSError: the file could not be written (nothing is left under ``path``).
     """
-    from . import export  # pandas: imported once there is a table to write
+    from . import table_text  # pandas: imported once there is a table to write
 
     check_available(fmt)
     if fmt == "xlsx" and len(table) > XLSX_MAX_ROWS:
@@ -87,16 +87,16 @@ def write_table(
     with atomic_file(path, force=force) as handle:
         # The slow part runs with the temporary file already open, so it is what an interruption finds.
         if fmt == "csv":
-            handle.write(export.to_csv(table))
+            handle.write(table_text.to_csv(table))
         elif fmt == "csv.gz":
             # mtime=0: the same table gives the same bytes.
             with gzip.GzipFile(fileobj=handle, mode="wb", mtime=0) as zipped:
-                zipped.write(export.to_csv(table))
+                zipped.write(table_text.to_csv(table))
         elif fmt == "json":
-            handle.write(export.to_json(table, meta))
+            handle.write(table_text.to_json(table, meta))
         elif fmt == "xlsx":
             # openpyxl stores a string starting with "=" as a formula: names from logs must stay text.
-            named = export.with_inert_names(table)
+            named = table_text.with_inert_names(table)
             named.to_excel(handle, index=False, sheet_name="aggregate", engine="openpyxl")
         elif fmt == "parquet":
             table.to_parquet(handle, index=False, engine="pyarrow")

@@ -6,7 +6,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 
-from .query import search_names
+from ..query import search_names
 
 ALL = "all"
 # A repetition index: seed_3, seed3, seed-3, run-2, trial_7, rep1, fold_4, version_0, or a bare number.
