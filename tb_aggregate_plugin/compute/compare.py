@@ -139,7 +139,7 @@ def _runs_needed(d: float) -> float:
     if power(2) >= POWER:
         return 2.0
     lo, hi = 2, 4  # power(lo) < POWER <= power(hi): the power grows with n
-    while power(hi) < POWER:
+    while not power(hi) >= POWER:  # (a NaN power counts as not enough)
         if hi >= 2**62:
             return float("inf")
         lo, hi = hi, hi * 2
