@@ -37,6 +37,8 @@ setup(
             "requests>=2.28",
             "openpyxl>=3.0",
             "pyarrow>=10",
+            "statsmodels>=0.14",  # reference implementations for tests/test_statistics.py
+            "rliable>=1.0",
         ],
     },
     entry_points={

@@ -1,11 +1,14 @@
 """tb-aggregate: reduce many TensorBoard runs to per-group curves with honest uncertainty bands.
 
-Public API: :func:`aggregate` (a logdir path or a DataProvider in, a tidy DataFrame out) and
+Public API: :func:`aggregate` (a logdir path or a DataProvider in, a tidy DataFrame out),
+:func:`compare` (groups tested against each other on one tag), :func:`compute` (the full Result) and
 :class:`Query`, the validated description of one request.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 # The compute/ stage shares its name with the function compute() below: loaded first (its __init__
@@ -19,7 +22,18 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .compute.result import Result, UnknownTagError
-__all__ = ["aggregate", "Query", "OptionError", "UnknownTagError", "Result", "compute", "__version__"]
+    from .read.source import Source
+
+__all__ = [
+    "aggregate",
+    "compare",
+    "Query",
+    "OptionError",
+    "UnknownTagError",
+    "Result",
+    "compute",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -32,18 +46,28 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def compute(source: Any, query: Query, *, loader: str = "auto", experiment_id: str = "") -> Result:
-    """Run ``query`` on a logdir path, a DataProvider or a :class:`Source`; returns the full Result."""
-    from .compute.engine import run
+@contextlib.contextmanager
+def _opened(source: Any, query: Query, loader: str, experiment_id: str) -> Iterator[Source]:
+    """A :class:`Source` over a logdir path (loaded for this query, stopped after), a DataProvider or
+    a Source."""
     from .read.logdir import logdir_source
     from .read.source import Source
 
     if isinstance(source, Source):
-        return run(query, source)
-    if isinstance(source, str) or hasattr(source, "__fspath__"):
+        yield source
+    elif isinstance(source, str) or hasattr(source, "__fspath__"):
         with logdir_source(str(source), dup_steps=query.dup_steps, loader=loader) as (opened, _):
-            return run(query, opened)
-    return run(query, Source(source, experiment_id))
+            yield opened
+    else:
+        yield Source(source, experiment_id)
+
+
+def compute(source: Any, query: Query, *, loader: str = "auto", experiment_id: str = "") -> Result:
+    """Run ``query`` on a logdir path, a DataProvider or a :class:`Source`; returns the full Result."""
+    from .compute.engine import run
+
+    with _opened(source, query, loader, experiment_id) as opened:
+        return run(query, opened)
 
 
 def aggregate(source: Any, *, loader: str = "auto", experiment_id: str = "", **options: Any) -> pd.DataFrame:
@@ -67,3 +91,36 @@ def aggregate(source: Any, *, loader: str = "auto", experiment_id: str = "", **o
             path, ``loader="rust"`` with ``dup_steps`` first or mean (the data server drops repeats).
     """
     return compute(source, Query(**options), loader=loader, experiment_id=experiment_id).table()
+
+
+def compare(
+    source: Any, tag: str, *, loader: str = "auto", experiment_id: str = "", **options: Any
+) -> pd.DataFrame:
+    """Test the groups against each other on ``tag``, one score per run.
+
+    Args:
+        source: a logdir path or a TensorBoard ``DataProvider`` (as for :func:`aggregate`).
+        tag: the scalar tag the runs are scored on.
+        **options: the :class:`Query` options; for comparisons ``score`` (``final``, ``best``,
+            ``tail``, ``auc``), ``baseline`` (a group: every other group against it; default: every
+            pair), ``boot_reps`` and ``seed`` (the bootstrap intervals), and the curve options
+            (``runs``, ``group_by``, ``smoothing``, ...) that decide the runs and their curves.
+
+    Returns:
+        One row per pair ``a, b, diff, diff_lo, diff_hi, t, df, p, p_holm, p_mwu, p_improve,
+        p_improve_lo, p_improve_hi, runs_needed``: mean(A) - mean(B) with Welch's 95% CI, Welch's
+        t-test, its p adjusted by Holm over the rows, Mann-Whitney's p, P(A > B) with its bootstrap CI,
+        and the runs per group that 80% power would need. ``attrs["groups"]`` is the table of groups
+        (``group, runs, mean, std, ci95_lo, ci95_hi, median, iqm, iqm_lo, iqm_hi``); ``attrs`` also
+        hold each run's score, the direction ("lower is better" for loss-like tags), a caption, one
+        sentence per pair and the notes.
+
+    Raises:
+        OptionError: an option is not allowed, or ``baseline`` is not a group with data for ``tag``.
+        UnknownTagError: no selected run has ``tag``.
+    """
+    from .compute.comparison import compare as compare_groups
+
+    query = Query(**options)
+    with _opened(source, query, loader, experiment_id) as opened:
+        return compare_groups(query, opened, tag).table()

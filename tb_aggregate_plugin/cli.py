@@ -29,6 +29,7 @@ from .query import (
     CENTERS,
     DUP_STEPS,
     GROUP_BY_MODES,
+    SCORES,
     X_AXES,
     OptionError,
     Query,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from .read.source import Source
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+COMPARE_FORMATS = ("csv", "json")
 PROG = "tb-aggregate"
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Query)}
 QUERY_OPTIONS = tuple(_DEFAULTS)
@@ -89,7 +91,8 @@ def _option_help() -> dict[str, tuple[str, str]]:
         "band": (
             "BAND",
             f"the band around it: {' | '.join(BANDS)}; ci95 is Student's t with n-1 "
-            f"degrees of freedom (default: {d['band']}). Example: --band ci95",
+            "degrees of freedom, boot95 the 95%% percentile-bootstrap CI of the line "
+            f"(default: {d['band']}). Example: --band ci95",
         ),
         "reductions": (
             "LIST",
@@ -123,6 +126,27 @@ def _option_help() -> dict[str, tuple[str, str]]:
             "MODE",
             f"a step logged twice in a run (e.g. after a restart): {' | '.join(DUP_STEPS)} "
             f"(default: {d['dup_steps']}). Example: --dup-steps mean",
+        ),
+        "boot_reps": (
+            "N",
+            "bootstrap resamples for --band boot95, the boot95_lo/boot95_hi reductions and the "
+            f"intervals of --compare (default: {d['boot_reps']:,}). Example: --boot-reps 10000",
+        ),
+        "seed": (
+            "N",
+            "seed of the bootstrap's random numbers; the same command always gives the same numbers "
+            f"(default: {d['seed']}). Example: --seed 1",
+        ),
+        "score": (
+            "SCORE",
+            f"with --compare, what each run contributes: {' | '.join(SCORES)}; best is the lowest "
+            "value for loss-like tags, tail the mean of the run's last 10%% of points, auc the mean "
+            f"over the run's steps (default: {d['score']}). Example: --score best",
+        ),
+        "baseline": (
+            "GROUP",
+            "with --compare, compare every group with this one instead of every pair. "
+            "Example: --baseline lr=0.01",
         ),
     }
 
@@ -183,6 +207,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--force",
         action="store_true",
         help="replace an existing OUT (a folder only if it is empty or an earlier --format tb output)",
+    )
+    out.add_argument(
+        "--compare",
+        metavar="TAG",
+        help="instead of curves, test the groups against each other on TAG, one score per run (see "
+        "--score, --baseline): OUT.csv gets the pairs (OUT.groups.csv the groups), OUT.json both. "
+        "Example: --compare val/accuracy -o compare.csv",
     )
     out.add_argument(
         "--list",
@@ -288,6 +319,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if not args.output:
         raise UsageError(f"-o OUT is required (or --list); see {PROG} --help")
     fmt = args.format or table_file.format_of(args.output)
+    if args.compare is not None:
+        return _compare(args, query, fmt)
     if fmt is None:
         raise UsageError(
             f"cannot tell the format of {args.output!r} from its extension: use .csv, .csv.gz, "
@@ -364,8 +397,77 @@ def _import_engine(query: Query) -> None:
     engine.warm_up(query)
 
 
-def _compute(args, query: Query, progress: Progress):
-    """Load, then compute: two stages for the progress display; returns (result, points read)."""
+def _compare(args, query: Query, fmt: str | None) -> int:
+    """``--compare TAG``: the groups tested against each other, written as a table (or two)."""
+    if fmt not in COMPARE_FORMATS:
+        raise UsageError(
+            f"--compare writes {', '.join('.' + f for f in COMPARE_FORMATS)}, not {args.output!r}"
+        )
+    _check_logdir(args.logdir)
+    _check_apart(args.logdir, args.output)
+    outputs = [args.output] + ([_groups_path(args.output)] if fmt == "csv" else [])
+    try:
+        for path in outputs:
+            table_file.check_target(path, force=args.force)
+    except table_file.OutputExists as exc:
+        raise UsageError(str(exc)) from None
+    except FileNotFoundError as exc:
+        raise Failure(f"cannot write {args.output}: {exc}") from None
+
+    def compare(source):
+        from .compute.comparison import compare as compare_groups
+
+        return compare_groups(query, source, args.compare)
+
+    progress = Progress(sys.stderr, enabled=not args.quiet and _is_tty(sys.stderr))
+    try:
+        found, _ = _compute(args, query, progress, work=compare)
+    finally:
+        progress.close()
+    from .write import table_text
+
+    try:
+        if fmt == "csv":
+            table_file.write_bytes(table_text.to_csv(found.pairs), outputs[0], force=args.force)
+            table_file.write_bytes(table_text.to_csv(found.groups), outputs[1], force=args.force)
+        else:
+            meta = {
+                "query": dataclasses.asdict(query),
+                "tag": found.tag,
+                "direction": found.direction,
+                "caption": found.caption(),
+                "sentences": found.sentences(),
+                "notes": found.notes,
+            }
+            body = table_text.tables_json({"groups": found.groups, "pairs": found.pairs}, meta)
+            table_file.write_bytes(body, args.output, force=args.force)
+    except table_file.OutputExists as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise Failure(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    if not args.quiet:
+        for note in found.notes:
+            _say(f"{PROG}: note: {note}")
+        print(_shown(found.caption()))
+        for line in found.sentences():
+            print(_shown(line))
+        print(
+            _shown(
+                f"{_n(len(found.groups), 'group')}, {_n(len(found.pairs), 'pair')} -> {', '.join(outputs)}"
+            )
+        )
+    return EXIT_OK
+
+
+def _groups_path(path: str) -> str:
+    """Where ``--compare`` writes the groups table beside a CSV of pairs: ``a.csv`` -> ``a.groups.csv``."""
+    stem = path[: -len(".csv")] if path.lower().endswith(".csv") else path
+    return stem + ".groups.csv"
+
+
+def _compute(args, query: Query, progress: Progress, work=None):
+    """Load, then compute (``work(source)``, the curves by default): two stages for the progress
+    display; returns (what was computed, points read)."""
     progress.stage(f"loading {args.logdir}")
     with _opened(args, query) as (source, loader):
         listing = source.list_scalars()
@@ -376,10 +478,11 @@ def _compute(args, query: Query, progress: Progress):
             )
         series = sum(len(tags) for tags in listing.values())
         progress.stage(f"reducing: {_n(len(listing), 'run')}, {_n(series, 'series')} ({loader} loader)")
-        from .compute.engine import run
+        if work is None:
+            from .compute.engine import run
 
-        result = run(query, source)
-    return result, source.points_read
+            return run(query, source), source.points_read
+        return work(source), source.points_read
 
 
 def _write(args, fmt: str, result, table, progress: Progress) -> str:

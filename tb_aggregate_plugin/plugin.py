@@ -23,7 +23,7 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from .compute import engine, stats, summary
+from .compute import comparison, engine, stats, summary
 from .compute.result import DOWNSAMPLED, FULL_RESOLUTION, UnknownTagError
 from .query import OptionError, Query, options
 from .read.cache import LRU
@@ -41,11 +41,13 @@ MAX_SOURCES = 4
 DEFAULT_SCALAR_SAMPLES = 1000
 _ROUTE_PARAMS = {
     "/runs": (),
-    "/aggregate": ("tag", "max_points", "include_runs"),
+    "/aggregate": ("tag", "max_points", "include_runs", "compare_a", "compare_b"),
     "/export": ("tag", "format"),
     "/summary": ("compare_tag", "compare_a", "compare_b"),
+    "/compare": ("tag", "format", "table"),
 }
 EXPORT_FORMATS = ("csv", "json")
+COMPARE_TABLES = ("pairs", "groups")
 PLOTLY = "plotly.min.js"
 PLOTLY_CACHE_SECONDS = 86400
 DOWNSAMPLED_WARNING = f"some series {DOWNSAMPLED}; {FULL_RESOLUTION} for full resolution"
@@ -101,6 +103,15 @@ def _query(request, route: str) -> Query:
     return Query.from_mapping(dict(request.args.items()), ignore=_ROUTE_PARAMS[route])
 
 
+def _pair(request) -> tuple[str, str] | None:
+    """Two groups named by ``compare_a`` and ``compare_b``, both or neither."""
+    a, b = request.args.get("compare_a"), request.args.get("compare_b")
+    if bool(a) != bool(b):
+        given, missing = ("compare_a", "compare_b") if a else ("compare_b", "compare_a")
+        raise OptionError(missing, f"is required with {given}: a comparison needs two groups")
+    return (a, b) if a and b else None
+
+
 def _flag(request, name: str) -> bool:
     value = request.args.get(name, "0").strip().lower()
     if value not in ("0", "1", "true", "false", ""):
@@ -152,6 +163,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
             "/aggregate": self._aggregate_route,
             "/export": self._export_route,
             "/summary": self._summary_route,
+            "/compare": self._compare_route,
             "/static/*": self._static_route,
         }
 
@@ -181,6 +193,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
             tag,
             max_points=_int(request, "max_points", chart.DEFAULT_MAX_POINTS, 2, 1_000_000),
             include_runs=_flag(request, "include_runs"),
+            along=_pair(request),
         )
         return _json(request, payload)
 
@@ -193,12 +206,23 @@ class AggregatePlugin(base_plugin.TBPlugin):
         return http_util.Respond(request, body, content_type, headers=headers)
 
     @_route
+    def _compare_route(self, request):
+        tag = request.args.get("tag")
+        if not tag:
+            raise OptionError("tag", "is required: the scalar tag the runs are scored on")
+        fmt = request.args.get("format", "json")
+        table = request.args.get("table", "pairs")
+        body, content_type, headers = self.compare_impl(
+            *_context(request), _query(request, "/compare"), tag, fmt=fmt, table=table
+        )
+        if content_type == "application/json":
+            return _json(request, body)
+        return http_util.Respond(request, body, content_type, headers=headers)
+
+    @_route
     def _summary_route(self, request):
-        a, b = request.args.get("compare_a"), request.args.get("compare_b")
-        if bool(a) != bool(b):
-            given, missing = ("compare_a", "compare_b") if a else ("compare_b", "compare_a")
-            raise OptionError(missing, f"is required with {given}: a comparison needs two groups")
-        compare = (request.args.get("compare_tag") or None, a, b) if a and b else None
+        pair = _pair(request)
+        compare = (request.args.get("compare_tag") or None, *pair) if pair else None
         return _json(request, self.summary_impl(*_context(request), _query(request, "/summary"), compare))
 
     # -- impls: the work, without HTTP ------------------------------------------------------------
@@ -211,14 +235,52 @@ class AggregatePlugin(base_plugin.TBPlugin):
         return listing
 
     def aggregate_impl(
-        self, ctx, experiment: str, query: Query, tag: str, *, max_points: int, include_runs: bool
+        self,
+        ctx,
+        experiment: str,
+        query: Query,
+        tag: str,
+        *,
+        max_points: int,
+        include_runs: bool,
+        along: tuple[str, str] | None = None,
     ) -> dict:
-        """The chart of ``tag``: per group its center, band and n (the table's reductions are /export's)."""
+        """The chart of ``tag``: per group its center, band and n (the table's reductions are /export's);
+        with ``along`` = (group a, group b), the x ranges where those two groups differ."""
         source = self._source(ctx, experiment)
         result = engine.run(query, source, tag=tag, keep_runs=include_runs, drawn_only=True)
         payload = chart.chart(result, tag, max_points=max_points, include_runs=include_runs)
         payload["sample_limit"] = self._sample_limit  # the engine's notes say when it may have bitten
+        if along is not None:
+            payload["along"] = comparison.along(query, source, tag, *along)
         return payload
+
+    def compare_impl(
+        self, ctx, experiment: str, query: Query, tag: str, *, fmt: str = "json", table: str = "pairs"
+    ) -> tuple[dict | bytes, str, list[tuple[str, str]]]:
+        """The groups compared on ``tag``: as JSON (both tables, sentences, caption, notes) or one
+        table (``pairs`` or ``groups``) as CSV."""
+        if fmt not in EXPORT_FORMATS:
+            raise OptionError("format", f"{fmt!r} is not one of {', '.join(EXPORT_FORMATS)}")
+        if table not in COMPARE_TABLES:
+            raise OptionError("table", f"{table!r} is not one of {', '.join(COMPARE_TABLES)}")
+        found = comparison.compare(query, self._source(ctx, experiment), tag)
+        if fmt == "csv":
+            frame = found.pairs if table == "pairs" else found.groups
+            headers = [("Content-Disposition", table_text.content_disposition(f"{tag}-{table}", "csv"))]
+            return table_text.to_csv(frame), "text/csv", headers
+        payload = {
+            "tag": tag,
+            "score": query.score,
+            "baseline": query.baseline or None,
+            "direction": found.direction,
+            "caption": found.caption(),
+            "groups": table_text.to_records(found.groups),
+            "pairs": table_text.to_records(found.pairs),
+            "sentences": found.sentences(),
+            "notes": found.notes,
+        }
+        return payload, "application/json", []
 
     def export_impl(
         self, ctx, experiment: str, query: Query, tag: str | None, fmt: str

@@ -18,27 +18,52 @@ from typing import Any
 import regex
 
 GROUP_BY_MODES = ("auto", "parent", "none", "regex:PATTERN", "hparam:NAME[,NAME...]")
-CENTERS = ("mean", "median")
-BANDS = ("std", "sem", "ci95", "minmax", "iqr", "none")
+CENTERS = ("mean", "median", "iqm")
+BANDS = ("std", "sem", "ci95", "minmax", "iqr", "boot95", "none")
 ALIGNS = ("auto", "exact", "interpolate")
 X_AXES = ("step", "relative", "wall")
 DUP_STEPS = ("last", "first", "mean")
-BASE_REDUCTIONS = ("mean", "median", "std", "var", "sem", "min", "max", "count", "ci95_lo", "ci95_hi")
+BASE_REDUCTIONS = (
+    "mean",
+    "median",
+    "iqm",
+    "std",
+    "var",
+    "sem",
+    "min",
+    "max",
+    "count",
+    "ci95_lo",
+    "ci95_hi",
+    "boot95_lo",
+    "boot95_hi",
+)
+SCORES = ("final", "best", "tail", "auc")
+# Bootstrap resamples: rliable's default for probability of improvement; more is slower, not wronger.
+DEFAULT_BOOT_REPS = 2000
+MAX_BOOT_REPS = 100_000
 DEFAULT_REDUCTIONS = ("mean", "std", "min", "max", "median", "count")
 # How the tab names each value of the options it offers as a menu (and only here).
 LABELS = {
-    "center": {"mean": "mean", "median": "median"},
+    "center": {"mean": "mean", "median": "median", "iqm": "IQM (interquartile mean)"},
     "band": {
         "std": "±1 std",
         "sem": "±1 standard error",
         "ci95": "95% CI (Student t)",
         "minmax": "min–max",
         "iqr": "IQR (25th–75th percentile)",
+        "boot95": "95% bootstrap CI of the line",
         "none": "no band",
     },
     "x": {"step": "step", "relative": "relative time (s)", "wall": "wall time"},
     "align": {"auto": "auto", "exact": "exact", "interpolate": "interpolate"},
     "dup_steps": {"last": "last", "first": "first", "mean": "mean"},
+    "score": {
+        "final": "final value",
+        "best": "best value",
+        "tail": "mean of the last 10%",
+        "auc": "mean over the run (area)",
+    },
 }
 _QUANTILE = re.compile(r"q(\d{2})")
 # Long patterns are a cheap way to make a regex engine work hard; no run filter needs this many.
@@ -162,14 +187,19 @@ class Query:
         runs: regular expression searched in run names (empty: all runs).
         tags: regular expression searched in tag names (empty: all tags).
         group_by: ``auto`` | ``parent`` | ``none`` | ``regex:PATTERN`` | ``hparam:NAME[,NAME...]``.
-        center: ``mean`` | ``median``: the statistic drawn as the line.
-        band: ``std`` | ``sem`` | ``ci95`` | ``minmax`` | ``iqr`` | ``none``: the shaded band.
+        center: ``mean`` | ``median`` | ``iqm``: the statistic drawn as the line.
+        band: ``std`` | ``sem`` | ``ci95`` | ``minmax`` | ``iqr`` | ``boot95`` | ``none``: the shaded
+            band; ``boot95`` is the 95% percentile-bootstrap CI of the center.
         reductions: statistics in the result table, e.g. ``("mean", "std", "q05")``.
         align: ``auto`` | ``exact`` | ``interpolate``.
         x: ``step`` | ``relative`` (seconds since the run's first point) | ``wall`` (epoch seconds).
         smoothing: TensorBoard's debiased EMA weight in [0, 1), applied per run before reducing.
         min_runs: points backed by fewer finite values than this are dropped.
         dup_steps: how repeated steps within a run are resolved: ``last`` | ``first`` | ``mean``.
+        boot_reps: bootstrap resamples (``boot95`` band and reductions, comparisons' CIs).
+        seed: seed of the bootstrap's random numbers: the same request gives the same numbers.
+        score: what each run contributes to a comparison: ``final`` | ``best`` | ``tail`` | ``auc``.
+        baseline: a comparison's baseline group (every group against it); empty: every pair.
     """
 
     runs: str = ""
@@ -183,6 +213,10 @@ class Query:
     smoothing: float = 0.0
     min_runs: int = 1
     dup_steps: str = "last"
+    boot_reps: int = DEFAULT_BOOT_REPS
+    seed: int = 0
+    score: str = "final"
+    baseline: str = ""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalise in place once
@@ -208,13 +242,14 @@ class Query:
         if not (math.isfinite(smoothing) and 0.0 <= smoothing < 1.0):
             raise OptionError("smoothing", f"{self.smoothing!r} is not a number in [0, 1)")
         set_(self, "smoothing", smoothing)
-        try:
-            min_runs = self.min_runs if isinstance(self.min_runs, int) else int(str(self.min_runs).strip())
-        except ValueError:
-            raise OptionError("min_runs", f"{self.min_runs!r} is not an integer >= 1") from None
-        if isinstance(self.min_runs, bool) or min_runs < 1:
-            raise OptionError("min_runs", f"{self.min_runs!r} is not an integer >= 1")
-        set_(self, "min_runs", min_runs)
+        set_(self, "min_runs", _integer("min_runs", self.min_runs, 1))
+        set_(self, "boot_reps", _integer("boot_reps", self.boot_reps, 1, MAX_BOOT_REPS))
+        set_(self, "seed", _integer("seed", self.seed, 0, 2**63 - 1))
+        _one_of("score", self.score, SCORES)
+        if self.baseline is None:
+            set_(self, "baseline", "")
+        elif not isinstance(self.baseline, str):
+            raise OptionError("baseline", "must be a group name")
 
     def check_repeats_kept(self, needs: str | None) -> None:
         """See :func:`check_repeats_kept`: whether a reader that drops repeats can answer this query."""
@@ -246,6 +281,18 @@ class Query:
         return dataclasses.replace(self, **changes)
 
 
+def _integer(option: str, value: Any, lo: int, hi: int | None = None) -> int:
+    """``value`` (an int, or its text) as an int in [lo, hi]."""
+    what = f"an integer >= {lo}" if hi is None else f"an integer in [{lo}, {hi:,}]"
+    try:
+        number = value if isinstance(value, int) else int(str(value).strip())
+    except ValueError:
+        raise OptionError(option, f"{value!r} is not {what}") from None
+    if isinstance(value, bool) or number < lo or (hi is not None and number > hi):
+        raise OptionError(option, f"{value!r} is not {what}")
+    return number
+
+
 def _check_group_by(value: Any) -> str:
     if not isinstance(value, str):
         raise OptionError("group_by", f"{value!r} is not one of {', '.join(GROUP_BY_MODES)}")
@@ -269,7 +316,14 @@ def options() -> dict[str, dict[str, Any]]:
     """Every option's default and, for an option with a fixed list of values, those values with their
     labels, in order: what the tab's controls offer (it gets them from ``/runs``), so no default or
     allowed value is written a second time."""
-    allowed = {"center": CENTERS, "band": BANDS, "x": X_AXES, "align": ALIGNS, "dup_steps": DUP_STEPS}
+    allowed = {
+        "center": CENTERS,
+        "band": BANDS,
+        "x": X_AXES,
+        "align": ALIGNS,
+        "dup_steps": DUP_STEPS,
+        "score": SCORES,
+    }
     out: dict[str, dict[str, Any]] = {}
     for field in dataclasses.fields(Query):
         entry: dict[str, Any] = {"default": field.default}

@@ -549,6 +549,9 @@ BAD_OPTIONS = [
     ("min_runs", "0"),
     ("min_runs", "1.5"),
     ("dup_steps", "max"),
+    ("boot_reps", "0"),
+    ("seed", "-1"),
+    ("score", "mean"),
     ("colour", "red"),
 ]
 
@@ -564,7 +567,7 @@ def test_bad_option_is_400_naming_it(main, route):
         assert text.endswith("\n") and text.count("\n") == 1, text
         assert text.startswith(f"{option}: "), text
     # The message says what is allowed.
-    assert "std, sem, ci95, minmax, iqr, none" in get(base, route, **extra, band="x").text
+    assert "std, sem, ci95, minmax, iqr, boot95, none" in get(base, route, **extra, band="x").text
 
 
 @pytest.mark.parametrize(

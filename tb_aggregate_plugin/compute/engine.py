@@ -167,9 +167,13 @@ def _reduce_block(query, source, tag, group, group_runs, data, listing, names, k
     def smooth_and_reduce():
         values, finals = _smooth(prep, query)
         smoothed.append(values)
-        return stats.reduce(values, names), finals
+        return stats.reduce(
+            values, names, center=query.center, boot_reps=query.boot_reps, seed=query.seed
+        ), finals
 
-    key = ("reduced", *ident, query.smoothing, tuple(names))
+    # The bootstrap's numbers depend on its center, resamples and seed too; the others do not.
+    boot = (query.center, query.boot_reps, query.seed) if any(n.startswith("boot") for n in names) else ()
+    key = ("reduced", *ident, query.smoothing, tuple(names), *boot)
     reduced, finals = source.memo.get_or_make(key, smooth_and_reduce, _nbytes)
     grid = prep.aligned.grid
     lo, hi = stats.band_bounds(reduced, query.center, query.band)

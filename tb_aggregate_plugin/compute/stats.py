@@ -22,6 +22,7 @@ BAND_EDGES: dict[str, tuple[tuple[str | None, int], tuple[str | None, int]]] = {
     "ci95": (("ci95_lo", 0), ("ci95_hi", 0)),
     "minmax": (("min", 0), ("max", 0)),
     "iqr": (("q25", 0), ("q75", 0)),
+    "boot95": (("boot95_lo", 0), ("boot95_hi", 0)),
     "none": ((None, 0), (None, 0)),
 }
 
@@ -125,12 +126,16 @@ def needed_for(reductions: tuple[str, ...], center: str, band: str) -> list[str]
     return list(dict.fromkeys(names))
 
 
-def reduce(values: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
+def reduce(
+    values: np.ndarray, names: list[str], *, center: str = "mean", boot_reps: int = 2000, seed: int = 0
+) -> dict[str, np.ndarray]:
     """Statistics over runs (axis 0) at each point of ``values`` (runs x points), NaN left out.
 
     Always returns ``n`` (finite values per point). ``std``/``var`` use the n-1 denominator and are
-    NaN for n < 2; ``ci95_lo/hi`` are ``mean -/+ t(0.975, n-1) * sem``. Only what ``names`` needs is
-    computed (no variance for ``mean``, no sort without a median or quantile).
+    NaN for n < 2; ``ci95_lo/hi`` are ``mean -/+ t(0.975, n-1) * sem``; ``iqm`` is the interquartile
+    mean; ``boot95_lo/hi`` the 95% percentile-bootstrap CI of ``center`` (``boot_reps`` resamples
+    drawn from ``seed``; NaN for n < 2). Only what ``names`` needs is computed (no variance for
+    ``mean``, no sort without a median or quantile).
     """
     with np.errstate(all="ignore"):
         sums = values.sum(axis=0)  # also the mean's sums
@@ -189,6 +194,14 @@ def reduce(values: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
                     ordered = (np.sort(values, axis=0), n) if all_finite else sorted_runs(values)
                 level = 0.5 if name == "median" else quantile_level(name)
                 out[name] = ordered_quantile(*ordered, level)
+            elif name == "iqm":
+                from .bootstrap import iqm
+
+                out[name] = iqm(values)
+            elif name in ("boot95_lo", "boot95_hi"):
+                from .bootstrap import boot_ci
+
+                out["boot95_lo"], out["boot95_hi"] = boot_ci(values, center, reps=boot_reps, seed=seed)
             elif name in ("ci95_lo", "ci95_hi"):
                 from scipy import stats as sps
 

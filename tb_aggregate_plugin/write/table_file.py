@@ -104,6 +104,12 @@ def write_table(
             raise ValueError(f"unknown format {fmt!r}")
 
 
+def write_bytes(body: bytes, path: str, *, force: bool = False) -> None:
+    """Write ``body`` to ``path`` atomically (see :func:`atomic_file`)."""
+    with atomic_file(path, force=force) as handle:
+        handle.write(body)
+
+
 def check_target(
     path: str,
     *,

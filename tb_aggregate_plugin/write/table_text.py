@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 # Cells a spreadsheet would run as a formula; such name cells get a leading apostrophe.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-NAME_COLUMNS = ("tag", "group", "run")
+NAME_COLUMNS = ("tag", "group", "run", "a", "b")
 _CSV_ROWS = 20_000  # rows formatted at a time
 
 
@@ -106,6 +106,13 @@ def to_records(table: pd.DataFrame) -> list[dict]:
 def to_json(table: pd.DataFrame, meta: dict | None = None) -> bytes:
     """``{"meta": ..., "rows": [...]}`` with round-trip floats and names made inert."""
     payload = {"meta": meta or {}, "rows": to_records(with_inert_names(table))}
+    return json.dumps(payload, allow_nan=False, default=str).encode("utf-8")
+
+
+def tables_json(tables: Mapping[str, pd.DataFrame], meta: dict | None = None) -> bytes:
+    """``{"meta": ..., name: [rows], ...}`` for several tables (a comparison's groups and pairs), with
+    the same rules as :func:`to_json`."""
+    payload = {"meta": meta or {}, **{name: to_records(with_inert_names(t)) for name, t in tables.items()}}
     return json.dumps(payload, allow_nan=False, default=str).encode("utf-8")
 
 
