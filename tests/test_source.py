@@ -99,3 +99,28 @@ def test_python_loader_has_no_fast_path_and_reads_the_same(loaded, logdir):
         source = Source(multiplexer.provider)
         assert not source.uses_fast_path
         _assert_same(_everything(source), _everything(Source(loaded.provider)))
+
+
+def test_a_complete_series_at_the_sample_limit_is_not_called_downsampled(tmp_path):
+    """TensorBoard's default keeps 1,000 points per series: a run of exactly 1,000 steps comes back
+    whole (no warning), a run of 1,500 comes back thinned at random (warned)."""
+    from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
+
+    from tb_aggregate_plugin.compute.engine import run
+    from tb_aggregate_plugin.query import Query
+
+    write_run(str(tmp_path), "whole", {"loss": (range(1000), np.linspace(1, 0, 1000))})
+    write_run(str(tmp_path), "strided", {"loss": (range(0, 5000, 5), np.linspace(1, 0, 1000))})
+    write_run(str(tmp_path), "long", {"loss": (range(1500), np.linspace(1, 0, 1500))})
+    multiplexer = plugin_event_multiplexer.EventMultiplexer(
+        tensor_size_guidance={"scalars": 1000}, purge_orphaned_data=False
+    )
+    multiplexer.AddRunsFromDirectory(str(tmp_path))
+    multiplexer.Reload()
+    provider = data_provider.MultiplexerDataProvider(multiplexer, str(tmp_path))
+    source = Source(provider, sample_limit=1000)
+    result = run(Query(group_by="none"), source)
+    (block,) = result.blocks
+    assert sorted(block.runs) == ["long", "strided", "whole"]
+    assert block.downsampled == ["long"]
+    assert sum("downsampled" in note for note in result.notes()) == 1

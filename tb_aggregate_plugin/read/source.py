@@ -197,8 +197,15 @@ class Source:
         return dict(self._reused("problems", self._health.problems))
 
     def is_downsampled(self, series: Series) -> bool:
-        """True when a series came back at exactly the loader's sample limit (maybe thinned)."""
-        return bool(self.sample_limit) and len(series) == self.sample_limit
+        """True when a series came back at exactly the loader's sample limit and its steps show that it
+        was thinned. TensorBoard's sampling keeps the first and last point and a random choice of
+        the others, so a thinned series has uneven gaps between steps; a series logged every k steps
+        that has exactly as many points as the limit (steps 0..999 for a limit of 1,000) came back
+        whole, and is not flagged."""
+        if not self.sample_limit or len(series) != self.sample_limit or len(series) < 3:
+            return False
+        gaps = np.diff(series.step)
+        return bool((gaps != gaps[0]).any())
 
     def hparams(self) -> dict[str, dict[str, object]]:
         """``{run: {name: value}}`` (see :mod:`.hparams`)."""
