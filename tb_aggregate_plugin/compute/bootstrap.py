@@ -10,14 +10,16 @@ How the bootstrap is vectorised (the decision, and why it is exact):
   statistics. A draw is fully described by how many times each value is drawn: a multinomial count
   vector ``w`` (``m`` trials, ``m`` equally likely cells).
 * The counts are exchangeable: which cell gets which count does not change their distribution, so
-  ``w`` may be applied to the point's values *sorted*. Then every statistic is a weighted sum of the
-  sorted values ``s``: the mean is ``w @ s / m``; the k-th smallest value of the draw is ``s[i]`` for
-  the ``i`` with ``cumsum(w)[i-1] < k <= cumsum(w)[i]``, which gives the median's weights; the IQM keeps
-  ranks ``g+1 .. m-g`` (``g = m // 4``), so ``s[i]`` counts ``clip(cumsum(w)[i]) - clip(cumsum(w)[i-1])``
-  times, clipped to ``[g, m - g]``.
+  ``w`` may be applied to the point's values *sorted*, ``s``. The k-th smallest value of the draw is
+  then ``s[i]`` for the ``i`` with ``cumsum(w)[i-1] < k <= cumsum(w)[i]``, whatever the values: the
+  median of the draw is the mean of ``s`` at one or two such indices; the mean is ``w @ s / m``; the
+  IQM keeps ranks ``g+1 .. m-g`` (``g = m // 4``), so ``s[i]`` counts ``cumsum(w)[i] - cumsum(w)[i-1]``
+  times with both clipped to ``[g, m - g]``: a weighted sum of ``s`` too.
 * Points with the same number ``m`` of finite values (one or two counts in practice: all runs, and
   fewer runs where some stopped early) therefore share one count matrix ``W`` (``reps x m``), and a
-  statistic at all of them is one matrix product ``weights(W) @ sorted values``: no loop over points.
+  statistic at all of them is one matrix product ``weights(W) @ sorted values`` (for the median, one
+  gather of the middle values): no loop over points. Most of the time goes to the percentiles, a
+  partial sort of each point's ``reps`` statistics.
 * Each point's interval is exactly a percentile bootstrap of that point's values. Points that share
   ``W`` have correlated Monte-Carlo errors (the band's small wiggles follow the data rather than the
   random draws); nothing here uses the joint distribution across points, only each point's own.
@@ -32,12 +34,31 @@ How the bootstrap is vectorised (the decision, and why it is exact):
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import TypeVar
+
 import numpy as np
+
+F = TypeVar("F", bound=Callable)
 
 CENTERS = ("mean", "median", "iqm")
 
 # Bootstrap statistics held at once (points of a block x reps): 8 MB of float64.
 _CHUNK_VALUES = 1 << 20
+
+
+def quiet(func: F) -> F:
+    """``func`` run with numpy's floating-point warnings off (an overflow of huge values, a 0 / 0 where a
+    point has no value: each has its answer in the result). A new ``np.errstate`` per call: it is per
+    thread, ``warnings.catch_warnings`` is not, and one shared instance is not reentrant."""
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return func(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
 
 
 def _sorted_finite(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -50,6 +71,7 @@ def _sorted_finite(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.sort(np.where(finite, values, np.nan), axis=0), finite.sum(axis=0)
 
 
+@quiet
 def iqm(values: np.ndarray) -> np.ndarray:
     """Interquartile mean over runs at each point: ``scipy.stats.trim_mean(x, 0.25)`` of the point's
     finite values ``x`` (drops ``m // 4`` values at each end, ``m`` the finite count); NaN where m == 0.
@@ -61,26 +83,27 @@ def iqm(values: np.ndarray) -> np.ndarray:
     g = m // 4  # int(0.25 * m): 0.25 * m is exact in float64
     rank = np.arange(ordered.shape[0])[:, None]
     kept = (rank >= g) & (rank < m - g)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(kept, ordered, 0.0).sum(axis=0) / (m - 2 * g)  # 0 / 0 = NaN where m == 0
+    return np.where(kept, ordered, 0.0).sum(axis=0) / (m - 2 * g)  # 0 / 0 = NaN where m == 0
 
 
 def _weights(counts: np.ndarray, center: str) -> np.ndarray:
     """Per bootstrap draw (rows of ``counts``, reps x m), the weight of each *sorted* value in the
-    draw's ``center``: the statistic of a draw is ``weights @ sorted values``."""
+    draw's mean or IQM: the statistic of a draw is ``weights @ sorted values``."""
     m = counts.shape[1]
     if center == "mean":
         return counts / m
     upto = np.cumsum(counts, axis=1)  # draws up to and including each sorted value
-    before = upto - counts
-    if center == "median":
-        # Ranks (1-based) of the middle value(s): one for odd m, the two middle ones for even m.
-        r1, r2 = (m + 1) // 2, m // 2 + 1
-        middle = ((before < r1) & (r1 <= upto)).astype(np.float64)
-        middle += (before < r2) & (r2 <= upto)
-        return middle / 2.0
     g = m // 4  # IQM: ranks g+1 .. m-g of the draw are kept
-    return (np.clip(upto, g, m - g) - np.clip(before, g, m - g)) / (m - 2 * g)
+    return (np.clip(upto, g, m - g) - np.clip(upto - counts, g, m - g)) / (m - 2 * g)
+
+
+def _middle(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per bootstrap draw (rows of ``counts``, reps x m), the indices of the sorted values at the
+    draw's middle ranks (the same twice for odd m): its median is their mean."""
+    m = counts.shape[1]
+    upto = np.cumsum(counts, axis=1)
+    # The value holding rank r (1-based) comes after every value whose draws end before r.
+    return np.count_nonzero(upto < (m + 1) // 2, axis=1), np.count_nonzero(upto < m // 2 + 1, axis=1)
 
 
 def _counts(m: int, reps: int, seed: int) -> np.ndarray:
@@ -100,6 +123,7 @@ def _check(center: str, reps: int, seed: int, level: float) -> None:
         raise ValueError(f"level must be between 0 and 1, got {level!r}")
 
 
+@quiet
 def boot_ci(
     values: np.ndarray, center: str, *, reps: int = 2000, seed: int = 0, level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -120,10 +144,22 @@ def boot_ci(
     for size in np.unique(m[m >= 2]):
         size = int(size)
         cols = np.flatnonzero(m == size)
-        weights_t = np.ascontiguousarray(_weights(_counts(size, reps, seed), center).T)  # m x reps
+        counts = _counts(size, reps, seed)
+        if center == "median":
+            first, second = _middle(counts)
+        else:
+            weights_t = np.ascontiguousarray(_weights(counts, center).T)  # m x reps
         for start in range(0, len(cols), step):
             block = cols[start : start + step]
-            stat = ordered[:size, block].T @ weights_t  # block x reps, each row one point's statistics
+            # block x reps, each row one point's statistics (a row of reps for the partial sort)
+            if center != "median":
+                stat = ordered[:size, block].T @ weights_t
+            else:
+                by_point = np.ascontiguousarray(ordered[:size, block].T)
+                stat = by_point[:, first]
+                if size % 2 == 0:  # np.median's mean of the two middle values: (a + b) / 2
+                    stat += by_point[:, second]
+                    stat /= 2.0
             lo[block], hi[block] = _percentiles(stat, percents)
     return lo, hi
 
