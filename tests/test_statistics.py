@@ -100,13 +100,31 @@ def test_boot_ci_is_the_percentile_bootstrap_of_each_points_values(center):
         assert [lo[j], hi[j]] == pytest.approx(expected, rel=1e-12, abs=1e-14)
 
 
+@pytest.mark.parametrize("level", [0.95, 0.8, 0.99])
+def test_only_the_draws_that_can_reach_a_tail_give_the_same_bounds(level, monkeypatch):
+    """The draws that cannot be among a point's lowest or highest statistics, whatever its values, are
+    left out (bootstrap._tail_draws): heavy-tailed values and every small run count, against all."""
+    rng = np.random.default_rng(21)
+    values = rng.standard_cauchy(size=(17, 400))
+    for runs in range(2, 18):
+        values[runs:, (runs - 2) * 25 : (runs - 1) * 25] = np.nan
+    values[:, -20:] = np.round(values[:, -20:])  # ties
+    pruned = {center: boot_ci(values, center, seed=3, level=level) for center in REFERENCE_STAT}
+    assert any(bootstrap._layout(m, 2000, 3, level)[0] is not None for m in range(2, 18))
+    monkeypatch.setattr(bootstrap, "_tail_draws", lambda *args: None)
+    for center, (lo, hi) in pruned.items():
+        all_lo, all_hi = boot_ci(values, center, seed=3, level=level)
+        np.testing.assert_allclose(lo, all_lo, rtol=1e-14, atol=1e-300)
+        np.testing.assert_allclose(hi, all_hi, rtol=1e-14, atol=1e-300)
+
+
 def test_percentiles_are_numpys_byte_for_byte():
     rng = np.random.default_rng(3)
     for reps in (1, 2, 3, 40, 2000, 2001):
         for level in (0.95, 0.9, 0.5, 0.999):
             stat = np.round(rng.normal(size=(20, reps)), 1)  # ties too
             percents = [50 * (1 - level), 50 * (1 + level)]
-            got = bootstrap._percentiles(stat.copy(), percents)
+            got = bootstrap._bounds(stat.copy(), *bootstrap._plain_layout(reps, level)[1:])
             expected = np.percentile(stat, percents, axis=1)
             assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
 
