@@ -1,5 +1,6 @@
 """The statistics of "A beats B" (compute.bootstrap, compute.compare) against independent references
-computed on the raw values: scipy.stats, statsmodels and rliable, never our own code.
+computed on the raw values: scipy.stats, statsmodels and rliable, never our own code (one test also
+checks that the bootstrap's shortcut, computing only the draws that can reach a tail, changes nothing).
 
 Monte-Carlo tolerances: two percentile bootstraps of the same data with different random draws agree
 only up to their sampling error. The 2.5% quantile of R resamples has a standard error of about
