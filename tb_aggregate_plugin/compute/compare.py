@@ -12,8 +12,8 @@
 Edge cases have plain answers rather than exceptions or warnings: a group with fewer than 2 finite
 scores takes part in no test (NaN, and a line in ``DataFrame.attrs["notes"]``); two groups of equal
 constant scores differ by nothing (t = 0, p = 1, P(A > B) = 0.5); zero variance with different means
-is a certain difference (t = +-inf, p = 0). Floating-point warnings are silenced with ``np.errstate``,
-which is per thread (``warnings.catch_warnings`` is not, and groups are compared on several threads).
+is a certain difference (t = +-inf, p = 0). Floating-point warnings are off in every public function
+(``bootstrap.quiet``: ``np.errstate`` per call, per thread).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .bootstrap import boot_ci, iqm
+from .bootstrap import boot_ci, iqm, quiet
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,6 +49,7 @@ def is_lower_better(tag: str) -> bool:
     return bool(LOWER_IS_BETTER.search(tag))
 
 
+@quiet
 def score_run(x: np.ndarray, y: np.ndarray, how: str, lower_is_better: bool) -> float:
     """One run's score from its curve (``x`` increasing, ``y`` its values; NaN or inf = no value).
 
@@ -105,19 +106,19 @@ def _finite(scores: np.ndarray) -> np.ndarray:
 
 
 def _welch(diff, var_a, n_a, var_b, n_b):
-    """Welch's t, degrees of freedom, two-sided p and standard error (arrays, any shape).
+    """Welch's t, degrees of freedom, two-sided p and standard error (arrays, any shape; called with
+    floating-point warnings off).
 
     Zero standard error has a plain answer: no difference gives t = 0 and p = 1, a difference gives
     t = +-inf and p = 0. The degrees of freedom are NaN where both variances are zero (undefined).
     """
     from scipy import stats as sps
 
-    with np.errstate(invalid="ignore", divide="ignore"):
-        va, vb = np.asarray(var_a, dtype=np.float64) / n_a, np.asarray(var_b, dtype=np.float64) / n_b
-        se = np.sqrt(va + vb)
-        df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
-        t = np.where(se > 0, diff / se, np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
-        p = np.where(se > 0, 2.0 * sps.t.sf(np.abs(t), df), np.where(diff == 0, 1.0, 0.0))
+    va, vb = np.asarray(var_a, dtype=np.float64) / n_a, np.asarray(var_b, dtype=np.float64) / n_b
+    se = np.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
+    t = np.where(se > 0, diff / se, np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
+    p = np.where(se > 0, 2.0 * sps.t.sf(np.abs(t), df), np.where(diff == 0, 1.0, 0.0))
     return t, df, p, se
 
 
@@ -191,6 +192,7 @@ def _run_count_note(name: str, total: int, n: int) -> list[str]:
     return notes
 
 
+@quiet
 def group_table(scores: dict[str, np.ndarray], *, reps: int = 2000, seed: int = 0) -> pd.DataFrame:
     """One row per group (in the dict's order) summarising its runs' scores.
 
@@ -232,6 +234,7 @@ def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
     return [(name, baseline) for name in names if name != baseline]
 
 
+@quiet
 def pair_table(
     scores: dict[str, np.ndarray], *, baseline: str | None = None, reps: int = 2000, seed: int = 0
 ) -> pd.DataFrame:
@@ -288,17 +291,18 @@ def pair_table(
 
 
 def _moments(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Finite count, mean and variance (n - 1) over runs at each point (NaN where undefined)."""
+    """Finite count, mean and variance (n - 1) over runs at each point (NaN where undefined; called
+    with floating-point warnings off)."""
     values = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(values)
     n = finite.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(finite, values, 0.0).sum(axis=0) / n
-        dev = np.where(finite, values - mean, 0.0)
-        var = (dev * dev).sum(axis=0) / (n - 1)
+    mean = np.where(finite, values, 0.0).sum(axis=0) / n
+    dev = np.where(finite, values - mean, 0.0)
+    var = (dev * dev).sum(axis=0) / (n - 1)
     return n, mean, var
 
 
+@quiet
 def along_curve(a_values: np.ndarray, b_values: np.ndarray, *, q: float = 0.05) -> dict:
     """Where two groups' curves differ: Welch's test at every point, adjusted across the points.
 
