@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -88,6 +90,7 @@ def plot(results: dict, path: str) -> str:
         ax.grid(True, which="both", alpha=0.3)
     ax_t.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

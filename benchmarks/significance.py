@@ -5,7 +5,7 @@ Targets: a chart request with ``band=boot95`` on a group of 10 runs x 5,000 step
 ``band=boot95`` under 10 s; a ``/compare`` of that logdir's groups. Each is timed cold (first request:
 the series are read) and warm (a new seed: only the statistics are computed again).
 
-    python benchmarks/statistics.py            # the logdirs are written under .cache/ when missing
+    python benchmarks/significance.py            # the logdirs are written under .cache/ when missing
 """
 
 from __future__ import annotations
