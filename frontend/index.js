@@ -8,9 +8,22 @@ import { ChartGrid } from "./charts.js";
 import { clear, el } from "./dom.js";
 import { Panel } from "./panel.js";
 import { loadPlotly } from "./plotly_loader.js";
-import { DEFAULTS, ENGINE_OPTIONS, engineParams, hashHasState, hashWindow, readState, writeState } from "./state.js";
+import {
+  defaultsOf,
+  ENGINE_OPTIONS,
+  engineParams,
+  hashHasState,
+  hashWindow,
+  isComplete,
+  optionLabel,
+  readState,
+  SETTINGS,
+  withDefaults,
+  writeState,
+  xLabel,
+} from "./state.js";
 import { Summary } from "./summary.js";
-import { BAND_LABELS, colorFor } from "./traces.js";
+import { colorFor } from "./traces.js";
 
 const POLL_MS = 30000; // TensorBoard's own reload interval
 const MIN_GAP_MS = 3000; // a reload message right after a refresh is not worth another one
@@ -31,7 +44,9 @@ export async function render() {
 class App {
   constructor(body) {
     this.body = body;
+    // The hash's settings; the engine options it does not hold come with the first /runs answer.
     this.state = readState();
+    this.options = null; // the backend's options: every engine default and menu (from /runs)
     this.gen = 0;
     this.listing = null;
     this.listingText = null;
@@ -46,7 +61,7 @@ class App {
     document.documentElement.dataset.aggregateCycles = "0";
     addStyles();
     this.buildLayout();
-    this.panel.setState(this.state);
+    this.panel.render(this.state);
     loadPlotly().catch((error) => this.showBanner(error.message)); // in parallel with the first data
     this.refresh("options");
     connectToTensorBoard(() => this.onReloadSignal());
@@ -103,6 +118,7 @@ class App {
         logY: this.state.log_y,
         showRuns: this.state.show_runs,
         uirevision: `${this.state.x}|${this.state.log_y}`,
+        xTitle: xLabel(this.options, this.state.x),
       }),
       onCycle: (cycle) => this.onCycle(cycle),
     });
@@ -110,11 +126,16 @@ class App {
     clear(this.body).appendChild(el("div", { className: "app" }, panelRoot, this.main));
   }
 
+  /** Every setting's default: the backend's for the engine options (once known), the view's own. */
+  defaults() {
+    return defaultsOf(this.options);
+  }
+
   /** The user changed some settings: store them in the URL, then fetch and draw what they affect. */
   update(patch) {
     const before = this.state;
     this.state = { ...before, ...patch };
-    writeState(this.state);
+    writeState(this.state, this.defaults());
     const changed = Object.keys(patch).filter((key) => patch[key] !== before[key]);
     if (!changed.length) return;
     if (changed.some((key) => ENGINE_OPTIONS.includes(key))) this.refresh("options");
@@ -126,14 +147,15 @@ class App {
   onHashChange() {
     if (!hashHasState()) {
       // TensorBoard rewrote its hash (e.g. coming back to this tab): put our settings back.
-      writeState(this.state);
+      writeState(this.state, this.defaults());
       return;
     }
-    const next = readState();
+    // What the hash says, and the defaults for what it leaves out (before they are known: nothing).
+    const next = this.options ? withDefaults(readState(), this.options) : readState();
     const patch = {};
-    for (const key of Object.keys(DEFAULTS)) if (next[key] !== this.state[key]) patch[key] = next[key];
+    for (const key of SETTINGS) if (next[key] !== this.state[key]) patch[key] = next[key];
     if (!Object.keys(patch).length) return;
-    this.panel.setState({ ...this.state, ...patch });
+    this.panel.render({ ...this.state, ...patch });
     this.update(patch);
   }
 
@@ -179,17 +201,23 @@ class App {
       ({ text, data: listing } = await getJSON(routeUrl("runs", engineParams(this.state)), signal));
     } catch (error) {
       if (error.name === "AbortError") return;
-      if (gen === this.gen) this.showRequestError(error, kind);
+      if (gen === this.gen) {
+        this.showRequestError(error, kind);
+        // Settings the backend refuses, before it has said what is allowed: ask it with none of them,
+        // so the menus can offer the values that are (and the control at fault be set right).
+        if (!this.options && error instanceof RequestError && error.status === 400) this.fetchOptions(signal);
+      }
       return;
     }
     if (gen !== this.gen) return;
     this.listingArrived = performance.now();
     this.clearErrors();
+    this.takeOptions(listing.options);
     if (text !== this.listingText) {
       this.listingText = text;
       this.listing = listing;
       this.colors = new Map(Object.keys(listing.groups).map((g, i) => [g, colorFor(i)]));
-      this.panel.setListing(listing, this.colors);
+      this.panel.setListing(listing, this.colors, this.state);
     }
     this.renderLegend();
     const empty = emptyReason(listing, this.state);
@@ -209,8 +237,33 @@ class App {
     if (gen === this.gen) this.setBusy(false);
   }
 
+  /**
+   * The backend's options arrived (every /runs answer carries them): the first time, the engine
+   * options the hash left out take their served defaults and the menus are built.
+   */
+  takeOptions(options) {
+    if (!options || this.options) return;
+    this.options = options;
+    this.panel.setOptions(options);
+    this.state = withDefaults(this.state, options);
+    writeState(this.state, this.defaults()); // a hash value equal to its default is left out
+    this.panel.render(this.state);
+  }
+
+  /** Only the options (after a first /runs refused the settings of the hash). */
+  async fetchOptions(signal) {
+    try {
+      const { data } = await getJSON(routeUrl("runs"), signal);
+      if (!this.options) {
+        this.takeOptions(data.options); // the refused value stays, shown in its control with the error
+      }
+    } catch {
+      // The next refresh (poll, reload, any change) asks again.
+    }
+  }
+
   async refreshSummary(quiet) {
-    if (!this.listing) return;
+    if (!this.listing || !isComplete(this.state)) return;
     const gen = this.gen;
     const seq = (this.summarySeq = (this.summarySeq || 0) + 1); // only the latest request may draw
     const choice = Summary.choices(this.state, this.listing);
@@ -239,7 +292,7 @@ class App {
     if (quiet && key === this.summaryText) return;
     this.summaryText = key;
     this.summaryRoot.hidden = !result.data.rows.length;
-    this.summary.render(result.data, this.listing, this.state, this.colors, choice, compareError);
+    this.summary.render(result.data, this.listing, this.state, this.colors, choice, compareError, this.options);
   }
 
   onCycle(cycle) {
@@ -270,7 +323,9 @@ class App {
     this.legend.appendChild(
       el("span", {
         className: "legend-key muted",
-        text: `line: ${this.state.center} · band: ${BAND_LABELS[this.state.band] || this.state.band} · dashed: fewer runs than the group`,
+        text:
+          `line: ${optionLabel(this.options, "center", this.state.center)} · ` +
+          `band: ${optionLabel(this.options, "band", this.state.band)} · dashed: fewer runs than the group`,
       }),
     );
   }

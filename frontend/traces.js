@@ -5,16 +5,6 @@
 
 import { fmt, plotlyText } from "./dom.js";
 
-export const BAND_LABELS = {
-  std: "±1 std",
-  sem: "±1 SEM",
-  ci95: "95% CI (Student t)",
-  minmax: "min–max",
-  iqr: "IQR (25th–75th percentile)",
-  none: "no band",
-};
-export const X_TITLES = { step: "step", relative: "relative time (s)", wall: "wall time" };
-
 // TensorBoard-like colors: readable on white and distinct from each other.
 const PALETTE = [
   "#1a73e8", "#e8710a", "#1e8e3e", "#d93025", "#9334e6",
@@ -84,7 +74,7 @@ function hoverTrace(g, x, name, color, band) {
 /**
  * Build `{data, layout}` for one tag.
  * @param payload the /aggregate JSON
- * @param view {colors: Map group->color, logY, showRuns, uirevision}
+ * @param view {colors: Map group->color, logY, showRuns, uirevision, xTitle (the axis's label)}
  */
 export function buildFigure(payload, view) {
   const axis = payload.x;
@@ -145,7 +135,7 @@ export function buildFigure(payload, view) {
     font: { family: "Roboto, system-ui, -apple-system, 'Segoe UI', sans-serif", size: 11, color: "#5f6368" },
     xaxis: {
       type: axis === "wall" ? "date" : "linear",
-      title: { text: X_TITLES[axis] || axis, standoff: 6, font: { size: 11 } },
+      title: { text: view.xTitle || axis, standoff: 6, font: { size: 11 } },
       gridcolor: grid,
       zeroline: false,
     },

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import urllib.parse
 
 import numpy as np
 import pytest
@@ -194,16 +195,16 @@ def test_controls_change_what_is_drawn_and_the_hash(open_tab, raw):
     assert tab.hash_state()["smoothing"] == "0.6"
     assert ui.locator("input[name=smoothing_range]").input_value() == "0.6"
 
-    ui.locator("input[name=x][value=relative]").check()
+    ui.locator("select[name=x]").select_option("relative")
     figure = tab.wait_drawn("train/loss", x="relative")
     assert figure["xaxis"]["title"] == "relative time (s)"
     walls = np.array([w for _, w, _ in raw["lr=0.01/seed_0"]["train/loss"]])
     np.testing.assert_allclose(arr(by_role(figure, "hover")["lr=0.01"][0]["x"]), walls - walls[0])
     assert tab.hash_state()["x"] == "relative"
-    ui.locator("input[name=x][value=wall]").check()
+    ui.locator("select[name=x]").select_option("wall")
     figure = tab.wait_drawn("train/loss", x="wall")
     assert figure["xaxis"]["type"] == "date" and tab.hash_state()["x"] == "wall"
-    ui.locator("input[name=x][value=step]").check()
+    ui.locator("select[name=x]").select_option("step")
     tab.wait_drawn("train/loss", x="step")
     assert "x" not in tab.hash_state()  # defaults are left out of the URL
 
@@ -260,6 +261,77 @@ def test_controls_change_what_is_drawn_and_the_hash(open_tab, raw):
     assert max(by_role(figure, "hover")["lr=0.03"][0]["x"]) == last
     assert "lr=0.03" not in by_role(figure, "center_partial")
     assert tab.hash_state()["min_runs"] == "5"
+
+
+MENU = "(name) => [...document.querySelector(`select[name=${name}]`).options].map(o => [o.value, o.text])"
+
+
+def test_menus_and_defaults_come_from_the_backend(open_tab, base):
+    listing = requests.get(f"{base}/data/plugin/aggregate/runs", timeout=60).json()
+    options = listing["options"]
+    tab = open_tab({"band": "sem"})  # the hash wins over the served default
+    figure = tab.wait_drawn("train/loss", band="sem")
+    # Every other engine option is sent as the backend's default.
+    drawn = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(figure["url"]).query, keep_blank_values=True))
+    for key in ("runs", "tags", "group_by", "center", "smoothing", "x", "min_runs"):
+        default = options[key]["default"]
+        sent = float(drawn[key]) if isinstance(default, (int, float)) else drawn[key]
+        assert sent == default, key
+    for key in ("center", "band"):
+        assert tab.frame.evaluate(MENU, key) == options[key]["values"], key
+    assert tab.ui.locator("select[name=band]").input_value() == "sem"
+    # The X axis menu: the served axes, then one entry per scalar tag.
+    tags = listing["tags"]
+    assert tab.frame.evaluate(MENU, "x") == options["x"]["values"] + [[f"tag:{t}", f"tag: {t}"] for t in tags]
+    # The band is named with the backend's label, in the legend and in the summary's caption.
+    label = dict(options["band"]["values"])["sem"]
+    assert label in tab.ui.locator(".legend").inner_text()
+    tab.ui.locator(".summary-table tbody tr").first.wait_for()
+    assert label in tab.ui.locator(".summary-inner .muted.small").first.inner_text()
+    assert tab.hash_state() == {"band": "sem"}
+
+    default_band = options["band"]["default"]
+    tab.ui.locator("select[name=band]").select_option(default_band)
+    tab.wait_drawn("train/loss", band=default_band)
+    assert tab.hash_state() == {}  # only values that differ from the served defaults
+
+    # x=tag:NAME: drawn against that tag once the backend takes it; until then its 400 is shown
+    # next to the X axis menu, as any option's error.
+    tab.ui.locator("select[name=x]").select_option("tag:train/accuracy")
+    assert tab.hash_state() == {"x": "tag:train/accuracy"}
+    tab.frame.wait_for_function(
+        """() => {
+            const error = document.querySelector('.field-error[data-option=x]');
+            const plot = document.querySelector('.card[data-tag="train/loss"] .plot');
+            const drawnX = plot && plot.dataset.url && new URL(plot.dataset.url).searchParams.get('x');
+            return (error && !error.hidden && error.textContent !== '') || drawnX === 'tag:train/accuracy';
+        }"""
+    )
+    error = tab.ui.locator(".field-error[data-option=x]")
+    if error.is_visible():
+        assert "tag:train/accuracy" in error.inner_text()
+    else:
+        assert tab.wait_drawn("train/loss", x="tag:train/accuracy")["xaxis"]["title"] == "train/accuracy"
+    assert tab.ui.locator("select[name=x]").input_value() == "tag:train/accuracy"
+    tab.ui.locator("select[name=x]").select_option("step")
+    tab.wait_drawn("train/loss", x="step")
+    assert tab.hash_state() == {}
+
+
+def test_a_refused_value_in_the_hash_still_gets_the_served_menus(open_tab, base):
+    options = requests.get(f"{base}/data/plugin/aggregate/runs", timeout=60).json()["options"]
+    tab = open_tab({"band": "bogus"})
+    error = tab.ui.locator(".field-error[data-option=band]")
+    error.wait_for(state="visible")
+    assert "bogus" in error.inner_text()
+    # The first /runs was refused, so the menus come from a second one, without the settings.
+    tab.frame.wait_for_function("() => document.querySelectorAll('select[name=band] option').length > 0")
+    assert tab.frame.evaluate(MENU, "band") == options["band"]["values"]
+    assert tab.hash_state() == {"band": "bogus"}
+    tab.ui.locator("select[name=band]").select_option("minmax")
+    tab.wait_drawn("train/loss", band="minmax")
+    error.wait_for(state="hidden")
+    assert tab.hash_state() == {"band": "minmax"}
 
 
 def test_reload_restores_the_settings_from_the_hash(open_tab, raw):
