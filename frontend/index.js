@@ -23,6 +23,7 @@ import {
   xLabel,
 } from "./state.js";
 import { Summary } from "./summary.js";
+import { chartTheme, followTheme } from "./theme.js";
 import { colorFor } from "./traces.js";
 
 const POLL_MS = 30000; // TensorBoard's own reload interval
@@ -59,10 +60,13 @@ class App {
 
   start() {
     document.documentElement.dataset.aggregateCycles = "0";
-    addStyles();
+    const styled = addStyles();
+    followTheme(() => this.grid.redraw()); // the page's colors change by CSS; the charts are redrawn
+    loadPlotly().catch((error) => this.showBanner(error.message)); // in parallel with the first data
+    // Charts wait for the styles too, whose colors they take (and try Plotly again should it have failed).
+    this.chartsReady = () => Promise.all([loadPlotly(), styled]).then(([Plotly]) => Plotly);
     this.buildLayout();
     this.panel.render(this.state);
-    loadPlotly().catch((error) => this.showBanner(error.message)); // in parallel with the first data
     this.refresh("options");
     connectToTensorBoard(() => this.onReloadSignal());
     setInterval(() => {
@@ -119,7 +123,9 @@ class App {
         showRuns: this.state.show_runs,
         uirevision: `${this.state.x}|${this.state.log_y}`,
         xTitle: xLabel(this.options, this.state.x),
+        theme: chartTheme(),
       }),
+      ready: () => this.chartsReady(),
       onCycle: (cycle) => this.onCycle(cycle),
     });
     this.summary = new Summary(summaryRoot, (patch) => this.update(patch));
@@ -387,9 +393,15 @@ function emptyReason(listing, state) {
   return null;
 }
 
+/** Add the tab's stylesheet (and TensorBoard's font); resolves once the stylesheet is in (or failed). */
 function addStyles() {
   document.head.appendChild(el("meta", { name: "viewport", content: "width=device-width, initial-scale=1" }));
-  document.head.appendChild(el("link", { rel: "stylesheet", href: new URL("./style.css", import.meta.url).href }));
+  const link = el("link", { rel: "stylesheet", href: new URL("./style.css", import.meta.url).href });
+  const loaded = new Promise((resolve) => {
+    link.addEventListener("load", resolve);
+    link.addEventListener("error", resolve); // drawn in the charts' fallback colors rather than never
+  });
+  document.head.appendChild(link);
   // Use TensorBoard's own Roboto: copy its @font-face rules from the page around us (same origin).
   try {
     const rules = [];
@@ -411,6 +423,7 @@ function addStyles() {
   } catch {
     // Not inside TensorBoard, or its page cannot be read: the system font is used.
   }
+  return loaded;
 }
 
 /**
