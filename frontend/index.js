@@ -28,6 +28,7 @@ import { colorFor } from "./traces.js";
 
 const POLL_MS = 30000; // TensorBoard's own reload interval
 const MIN_GAP_MS = 3000; // a reload message right after a refresh is not worth another one
+const SKIPPED_SHOWN = 20; // unreadable folders named in the empty state
 
 /** Entry point called by TensorBoard. */
 export async function render() {
@@ -226,7 +227,7 @@ class App {
       this.panel.setListing(listing, this.colors, this.state);
     }
     this.renderLegend();
-    const empty = emptyReason(listing, this.state);
+    const empty = emptyState(listing, this.state);
     this.downloadAll.href = routeUrl("export", engineParams(this.state, { format: "csv" }));
     this.downloadAll.toggleAttribute("hidden", Boolean(empty));
     if (empty) {
@@ -342,12 +343,15 @@ class App {
     if (busy) this.status.appendChild(el("span", { className: "spinner", "aria-label": "Loading" }));
   }
 
-  showMessage(text, spinner = false) {
+  /** The message where the charts would be: a text, or nodes (an empty state that explains itself). */
+  showMessage(content, spinner = false) {
     clear(this.message);
-    this.message.hidden = !text;
-    if (!text) return;
+    this.message.hidden = !content;
+    if (!content) return;
     if (spinner) this.message.appendChild(el("span", { className: "spinner" }));
-    this.message.appendChild(el("span", { text }));
+    this.message.appendChild(
+      typeof content === "string" ? el("span", { text: content }) : el("div", { className: "message-body" }, content),
+    );
   }
 
   showBanner(text) {
@@ -379,8 +383,43 @@ class App {
   }
 }
 
+/**
+ * Why nothing can be drawn, as nodes for the message (null when there is something to draw). With no
+ * data at all, the folders TensorBoard could not read are named with the reason (`skipped`).
+ */
+function emptyState(listing, state) {
+  const reason = emptyReason(listing, state);
+  if (!reason) return null;
+  const parts = [el("p", { text: reason })];
+  const skipped = Object.entries(listing.skipped || {});
+  if (skipped.length && (!listing.total_runs || (!listing.tags.length && !state.tags))) {
+    parts.push(el("p", { text: skipped.length === 1 ? "This could not be read:" : "These could not be read:" }));
+    const items = skipped.slice(0, SKIPPED_SHOWN).map(([run, why]) =>
+      el("li", { dataset: { run } }, el("span", { className: "skipped-run", text: run || "(the log directory itself)" }), `: ${why}`),
+    );
+    if (skipped.length > SKIPPED_SHOWN) items.push(el("li", { text: `… and ${skipped.length - SKIPPED_SHOWN} more` }));
+    parts.push(el("ul", { className: "skipped" }, items));
+    if (!listing.total_runs && skipped.some(([, why]) => why.includes("folder cannot be read"))) {
+      parts.push(
+        el("p", {
+          className: "muted small",
+          text:
+            "A folder TensorBoard may not read is left out; with --load_fast=false it stops TensorBoard's " +
+            "loader for the whole log directory. Make it readable by the user running TensorBoard, or " +
+            "move it out of the log directory: the runs show at TensorBoard's next reload.",
+        }),
+      );
+    }
+  }
+  return parts;
+}
+
 function emptyReason(listing, state) {
-  if (!listing.total_runs) return "No scalar data: this log directory has no runs with scalar summaries yet.";
+  if (!listing.total_runs) {
+    return Object.keys(listing.skipped || {}).length
+      ? "No scalar data: TensorBoard loaded no run from this log directory."
+      : "No scalar data: this log directory has no runs with scalar summaries yet.";
+  }
   if (!listing.runs.length) return `No run matches the run filter ${JSON.stringify(state.runs)}.`;
   if (!Object.keys(listing.groups).length) {
     return `No run could be placed in a group with group by ${JSON.stringify(state.group_by)}.`;
