@@ -3,15 +3,15 @@
 
 import { clear, debounce, el } from "./dom.js";
 
-// How each grouping mode is offered. The backend lists the forms of group_by it takes; these are the
-// tab's words for them (the engine's defaults and menu values come from the backend: see setOptions).
-const GROUP_MODES = [
-  ["auto", "auto (name without seed / run index)"],
-  ["parent", "parent folder"],
-  ["regex", "regex capture"],
-  ["hparam", "hparams"],
-  ["none", "none (one group)"],
-];
+// The tab's words for the grouping modes. Which modes there are is the backend's to say (its
+// group_by values: auto, parent, none, regex:PATTERN, hparam:NAME[,NAME...]), which come without labels.
+const GROUP_MODE_LABELS = {
+  auto: "auto (name without seed / run index)",
+  parent: "parent folder",
+  regex: "regex capture",
+  hparam: "hparams",
+  none: "none (one group)",
+};
 const TEXT_DELAY_MS = 500;
 const RUNS_SHOWN_PER_GROUP = 100;
 
@@ -37,6 +37,14 @@ function fillSelect(node, entries, chosen) {
     node.dataset.entries = current;
   }
   node.value = chosen === undefined ? "" : String(chosen);
+}
+
+/** The grouping modes the backend takes, as `[mode, label]` pairs (`regex:PATTERN` is mode regex). */
+function groupModes(options) {
+  const values = options && options.group_by && options.group_by.values;
+  if (!Array.isArray(values)) return [];
+  const modes = [...new Set(values.map((value) => String(value).split(":")[0]))];
+  return modes.map((mode) => [mode, GROUP_MODE_LABELS[mode] || mode]);
 }
 
 /** The `[value, label]` pairs the backend serves for the menu option `key`. */
@@ -74,7 +82,6 @@ export class Panel {
     // Grouping. The mode menu and the pattern box may hold a choice not sent yet (regex mode before a
     // pattern is typed, hparam mode before one is ticked): the controls themselves hold it.
     this.groupSelect = select("group_mode", "Group runs by");
-    fillSelect(this.groupSelect, GROUP_MODES, "auto");
     this.groupSelect.addEventListener("change", () => {
       this.showGroupDetails(this.groupSelect.value);
       this.emitGroupBy();
@@ -294,10 +301,9 @@ export class Panel {
     if (document.activeElement !== this.runsInput) this.runsInput.value = value(state.runs);
     if (document.activeElement !== this.tagsInput) this.tagsInput.value = value(state.tags);
     const groupBy = parseGroupBy(state.group_by);
-    const mode = GROUP_MODES.some(([v]) => v === groupBy.mode) ? groupBy.mode : "auto";
-    this.groupSelect.value = mode;
+    fillSelect(this.groupSelect, groupModes(this.options), groupBy.mode);
     if (document.activeElement !== this.groupPattern) this.groupPattern.value = groupBy.pattern;
-    this.showGroupDetails(mode);
+    this.showGroupDetails(groupBy.mode);
     this.renderHparams(this.listedHparams, state.group_by);
     fillSelect(this.centerSelect, servedValues(this.options, "center"), state.center);
     fillSelect(this.bandSelect, servedValues(this.options, "band"), state.band);

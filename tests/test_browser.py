@@ -279,6 +279,8 @@ def test_menus_and_defaults_come_from_the_backend(open_tab, base):
         assert sent == default, key
     for key in ("center", "band"):
         assert tab.frame.evaluate(MENU, key) == options[key]["values"], key
+    modes = [value for value, _ in tab.frame.evaluate(MENU, "group_mode")]
+    assert modes == [value.split(":")[0] for value in options["group_by"]["values"]]
     assert tab.ui.locator("select[name=band]").input_value() == "sem"
     # The X axis menu: the served axes, then one entry per scalar tag.
     tags = listing["tags"]
