@@ -8,7 +8,6 @@
 
 import { getText } from "./api.js";
 import { clear, el } from "./dom.js";
-import { loadPlotly } from "./plotly_loader.js";
 import { buildFigure } from "./traces.js";
 
 const PARALLEL_FETCHES = 6; // as many as a browser opens to one server at once: the visible cards of a screen
@@ -27,7 +26,8 @@ function prefixOf(tag) {
  * The chart area. `hooks`:
  *   aggregateUrl(tag) -> URL of the /aggregate request for the current settings
  *   exportUrl(tag)    -> URL of the CSV export of that tag
- *   view()            -> {colors, logY, showRuns, uirevision}
+ *   view()            -> {colors, logY, showRuns, uirevision, xTitle, theme}
+ *   ready()           -> resolves with Plotly once it and the page's styles (the charts' colors) are in
  *   onCycle(timing)   -> called when every visible card is drawn after a refresh
  */
 export class ChartGrid {
@@ -143,7 +143,7 @@ export class ChartGrid {
     this.pump();
   }
 
-  /** Only the look changed (log scale): redraw what is drawn from the data already here. */
+  /** Only the look changed (log scale, theme): redraw what is drawn from the data already here. */
   async redraw() {
     for (const card of this.cards.values()) {
       if (!card.payload) continue;
@@ -171,7 +171,7 @@ export class ChartGrid {
 
   async restyle(card) {
     try {
-      const Plotly = await loadPlotly();
+      const Plotly = await this.hooks.ready();
       await nextTask();
       if (card.plot.querySelector(".card-empty, .card-error")) return; // nothing drawn to restyle
       const figure = buildFigure(card.payload, this.hooks.view());
@@ -268,7 +268,7 @@ export class ChartGrid {
     }
     let Plotly;
     try {
-      Plotly = await loadPlotly();
+      Plotly = await this.hooks.ready();
     } catch (error) {
       this.showCardError(card, error.message);
       return;

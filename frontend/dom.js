@@ -47,11 +47,12 @@ export function fmt(value, digits = 4) {
   return String(Number(value.toPrecision(digits)));
 }
 
-/** Format an x value (step, seconds since start, or epoch seconds) for people. */
+/** Format an x value (step, seconds since start, epoch seconds, or another tag's value) for people. */
 export function fmtX(value, axis) {
   if (value === null || value === undefined) return "–";
   if (axis === "wall") return new Date(value * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
   if (axis === "relative") return `${fmt(value, 4)} s`;
+  if (typeof axis === "string" && axis.startsWith("tag:")) return fmt(value, 6);
   return String(value);
 }
 

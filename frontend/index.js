@@ -8,12 +8,27 @@ import { ChartGrid } from "./charts.js";
 import { clear, el } from "./dom.js";
 import { Panel } from "./panel.js";
 import { loadPlotly } from "./plotly_loader.js";
-import { DEFAULTS, ENGINE_OPTIONS, engineParams, hashHasState, hashWindow, readState, writeState } from "./state.js";
+import {
+  defaultsOf,
+  ENGINE_OPTIONS,
+  engineParams,
+  hashHasState,
+  hashWindow,
+  isComplete,
+  optionLabel,
+  readState,
+  SETTINGS,
+  withDefaults,
+  writeState,
+  xLabel,
+} from "./state.js";
 import { Summary } from "./summary.js";
-import { BAND_LABELS, colorFor } from "./traces.js";
+import { chartTheme, followTheme } from "./theme.js";
+import { colorFor } from "./traces.js";
 
 const POLL_MS = 30000; // TensorBoard's own reload interval
 const MIN_GAP_MS = 3000; // a reload message right after a refresh is not worth another one
+const SKIPPED_SHOWN = 20; // unreadable folders named in the empty state
 
 /** Entry point called by TensorBoard. */
 export async function render() {
@@ -31,7 +46,9 @@ export async function render() {
 class App {
   constructor(body) {
     this.body = body;
+    // The hash's settings; the engine options it does not hold come with the first /runs answer.
     this.state = readState();
+    this.options = null; // the backend's options: every engine default and menu (from /runs)
     this.gen = 0;
     this.listing = null;
     this.listingText = null;
@@ -44,10 +61,13 @@ class App {
 
   start() {
     document.documentElement.dataset.aggregateCycles = "0";
-    addStyles();
-    this.buildLayout();
-    this.panel.setState(this.state);
+    const styled = addStyles();
+    followTheme(() => this.grid.redraw()); // the page's colors change by CSS; the charts are redrawn
     loadPlotly().catch((error) => this.showBanner(error.message)); // in parallel with the first data
+    // Charts wait for the styles too, whose colors they take (and try Plotly again should it have failed).
+    this.chartsReady = () => Promise.all([loadPlotly(), styled]).then(([Plotly]) => Plotly);
+    this.buildLayout();
+    this.panel.render(this.state);
     this.refresh("options");
     connectToTensorBoard(() => this.onReloadSignal());
     setInterval(() => {
@@ -103,18 +123,26 @@ class App {
         logY: this.state.log_y,
         showRuns: this.state.show_runs,
         uirevision: `${this.state.x}|${this.state.log_y}`,
+        xTitle: xLabel(this.options, this.state.x),
+        theme: chartTheme(),
       }),
+      ready: () => this.chartsReady(),
       onCycle: (cycle) => this.onCycle(cycle),
     });
     this.summary = new Summary(summaryRoot, (patch) => this.update(patch));
     clear(this.body).appendChild(el("div", { className: "app" }, panelRoot, this.main));
   }
 
+  /** Every setting's default: the backend's for the engine options (once known), the view's own. */
+  defaults() {
+    return defaultsOf(this.options);
+  }
+
   /** The user changed some settings: store them in the URL, then fetch and draw what they affect. */
   update(patch) {
     const before = this.state;
     this.state = { ...before, ...patch };
-    writeState(this.state);
+    writeState(this.state, this.defaults());
     const changed = Object.keys(patch).filter((key) => patch[key] !== before[key]);
     if (!changed.length) return;
     if (changed.some((key) => ENGINE_OPTIONS.includes(key))) this.refresh("options");
@@ -126,14 +154,15 @@ class App {
   onHashChange() {
     if (!hashHasState()) {
       // TensorBoard rewrote its hash (e.g. coming back to this tab): put our settings back.
-      writeState(this.state);
+      writeState(this.state, this.defaults());
       return;
     }
-    const next = readState();
+    // What the hash says, and the defaults for what it leaves out (before they are known: nothing).
+    const next = this.options ? withDefaults(readState(), this.options) : readState();
     const patch = {};
-    for (const key of Object.keys(DEFAULTS)) if (next[key] !== this.state[key]) patch[key] = next[key];
+    for (const key of SETTINGS) if (next[key] !== this.state[key]) patch[key] = next[key];
     if (!Object.keys(patch).length) return;
-    this.panel.setState({ ...this.state, ...patch });
+    this.panel.render({ ...this.state, ...patch });
     this.update(patch);
   }
 
@@ -179,20 +208,26 @@ class App {
       ({ text, data: listing } = await getJSON(routeUrl("runs", engineParams(this.state)), signal));
     } catch (error) {
       if (error.name === "AbortError") return;
-      if (gen === this.gen) this.showRequestError(error, kind);
+      if (gen === this.gen) {
+        this.showRequestError(error, kind);
+        // Settings the backend refuses, before it has said what is allowed: ask it with none of them,
+        // so the menus can offer the values that are (and the control at fault be set right).
+        if (!this.options && error instanceof RequestError && error.status === 400) this.fetchOptions(signal);
+      }
       return;
     }
     if (gen !== this.gen) return;
     this.listingArrived = performance.now();
     this.clearErrors();
+    this.takeOptions(listing.options);
     if (text !== this.listingText) {
       this.listingText = text;
       this.listing = listing;
       this.colors = new Map(Object.keys(listing.groups).map((g, i) => [g, colorFor(i)]));
-      this.panel.setListing(listing, this.colors);
+      this.panel.setListing(listing, this.colors, this.state);
     }
     this.renderLegend();
-    const empty = emptyReason(listing, this.state);
+    const empty = emptyState(listing, this.state);
     this.downloadAll.href = routeUrl("export", engineParams(this.state, { format: "csv" }));
     this.downloadAll.toggleAttribute("hidden", Boolean(empty));
     if (empty) {
@@ -209,8 +244,33 @@ class App {
     if (gen === this.gen) this.setBusy(false);
   }
 
+  /**
+   * The backend's options arrived (every /runs answer carries them): the first time, the engine
+   * options the hash left out take their served defaults and the menus are built.
+   */
+  takeOptions(options) {
+    if (!options || this.options) return;
+    this.options = options;
+    this.panel.setOptions(options);
+    this.state = withDefaults(this.state, options);
+    writeState(this.state, this.defaults()); // a hash value equal to its default is left out
+    this.panel.render(this.state);
+  }
+
+  /** Only the options (after a first /runs refused the settings of the hash). */
+  async fetchOptions(signal) {
+    try {
+      const { data } = await getJSON(routeUrl("runs"), signal);
+      if (!this.options) {
+        this.takeOptions(data.options); // the refused value stays, shown in its control with the error
+      }
+    } catch {
+      // The next refresh (poll, reload, any change) asks again.
+    }
+  }
+
   async refreshSummary(quiet) {
-    if (!this.listing) return;
+    if (!this.listing || !isComplete(this.state)) return;
     const gen = this.gen;
     const seq = (this.summarySeq = (this.summarySeq || 0) + 1); // only the latest request may draw
     const choice = Summary.choices(this.state, this.listing);
@@ -239,7 +299,7 @@ class App {
     if (quiet && key === this.summaryText) return;
     this.summaryText = key;
     this.summaryRoot.hidden = !result.data.rows.length;
-    this.summary.render(result.data, this.listing, this.state, this.colors, choice, compareError);
+    this.summary.render(result.data, this.listing, this.state, this.colors, choice, compareError, this.options);
   }
 
   onCycle(cycle) {
@@ -270,7 +330,9 @@ class App {
     this.legend.appendChild(
       el("span", {
         className: "legend-key muted",
-        text: `line: ${this.state.center} · band: ${BAND_LABELS[this.state.band] || this.state.band} · dashed: fewer runs than the group`,
+        text:
+          `line: ${optionLabel(this.options, "center", this.state.center)} · ` +
+          `band: ${optionLabel(this.options, "band", this.state.band)} · dashed: fewer runs than the group`,
       }),
     );
   }
@@ -281,12 +343,15 @@ class App {
     if (busy) this.status.appendChild(el("span", { className: "spinner", "aria-label": "Loading" }));
   }
 
-  showMessage(text, spinner = false) {
+  /** The message where the charts would be: a text, or nodes (an empty state that explains itself). */
+  showMessage(content, spinner = false) {
     clear(this.message);
-    this.message.hidden = !text;
-    if (!text) return;
+    this.message.hidden = !content;
+    if (!content) return;
     if (spinner) this.message.appendChild(el("span", { className: "spinner" }));
-    this.message.appendChild(el("span", { text }));
+    this.message.appendChild(
+      typeof content === "string" ? el("span", { text: content }) : el("div", { className: "message-body" }, content),
+    );
   }
 
   showBanner(text) {
@@ -318,8 +383,43 @@ class App {
   }
 }
 
+/**
+ * Why nothing can be drawn, as nodes for the message (null when there is something to draw). With no
+ * data at all, the folders TensorBoard could not read are named with the reason (`skipped`).
+ */
+function emptyState(listing, state) {
+  const reason = emptyReason(listing, state);
+  if (!reason) return null;
+  const parts = [el("p", { text: reason })];
+  const skipped = Object.entries(listing.skipped || {});
+  if (skipped.length && (!listing.total_runs || (!listing.tags.length && !state.tags))) {
+    parts.push(el("p", { text: skipped.length === 1 ? "This could not be read:" : "These could not be read:" }));
+    const items = skipped.slice(0, SKIPPED_SHOWN).map(([run, why]) =>
+      el("li", { dataset: { run } }, el("span", { className: "skipped-run", text: run || "(the log directory itself)" }), `: ${why}`),
+    );
+    if (skipped.length > SKIPPED_SHOWN) items.push(el("li", { text: `… and ${skipped.length - SKIPPED_SHOWN} more` }));
+    parts.push(el("ul", { className: "skipped" }, items));
+    if (!listing.total_runs && skipped.some(([, why]) => why.includes("folder cannot be read"))) {
+      parts.push(
+        el("p", {
+          className: "muted small",
+          text:
+            "A folder TensorBoard may not read is left out; with --load_fast=false it stops TensorBoard's " +
+            "loader for the whole log directory. Make it readable by the user running TensorBoard, or " +
+            "move it out of the log directory: the runs show at TensorBoard's next reload.",
+        }),
+      );
+    }
+  }
+  return parts;
+}
+
 function emptyReason(listing, state) {
-  if (!listing.total_runs) return "No scalar data: this log directory has no runs with scalar summaries yet.";
+  if (!listing.total_runs) {
+    return Object.keys(listing.skipped || {}).length
+      ? "No scalar data: TensorBoard loaded no run from this log directory."
+      : "No scalar data: this log directory has no runs with scalar summaries yet.";
+  }
   if (!listing.runs.length) return `No run matches the run filter ${JSON.stringify(state.runs)}.`;
   if (!Object.keys(listing.groups).length) {
     return `No run could be placed in a group with group by ${JSON.stringify(state.group_by)}.`;
@@ -332,9 +432,15 @@ function emptyReason(listing, state) {
   return null;
 }
 
+/** Add the tab's stylesheet (and TensorBoard's font); resolves once the stylesheet is in (or failed). */
 function addStyles() {
   document.head.appendChild(el("meta", { name: "viewport", content: "width=device-width, initial-scale=1" }));
-  document.head.appendChild(el("link", { rel: "stylesheet", href: new URL("./style.css", import.meta.url).href }));
+  const link = el("link", { rel: "stylesheet", href: new URL("./style.css", import.meta.url).href });
+  const loaded = new Promise((resolve) => {
+    link.addEventListener("load", resolve);
+    link.addEventListener("error", resolve); // drawn in the charts' fallback colors rather than never
+  });
+  document.head.appendChild(link);
   // Use TensorBoard's own Roboto: copy its @font-face rules from the page around us (same origin).
   try {
     const rules = [];
@@ -356,6 +462,7 @@ function addStyles() {
   } catch {
     // Not inside TensorBoard, or its page cannot be read: the system font is used.
   }
+  return loaded;
 }
 
 /**

@@ -3,56 +3,68 @@
 
 import { clear, debounce, el } from "./dom.js";
 
-const GROUP_MODES = [
-  ["auto", "auto (name without seed / run index)"],
-  ["parent", "parent folder"],
-  ["regex", "regex capture"],
-  ["hparam", "hparams"],
-  ["none", "none (one group)"],
-];
-const CENTERS = [
-  ["mean", "mean"],
-  ["median", "median"],
-];
-const BANDS = [
-  ["std", "±1 std"],
-  ["sem", "±1 standard error"],
-  ["ci95", "95% CI (Student t)"],
-  ["minmax", "min–max"],
-  ["iqr", "IQR (25th–75th pct)"],
-  ["none", "none"],
-];
-const X_AXES = [
-  ["step", "step"],
-  ["relative", "relative"],
-  ["wall", "wall"],
-];
+// The tab's words for the grouping modes. Which modes there are is the backend's to say (its
+// group_by values: auto, parent, none, regex:PATTERN, hparam:NAME[,NAME...]), which come without labels.
+const GROUP_MODE_LABELS = {
+  auto: "auto (name without seed / run index)",
+  parent: "parent folder",
+  regex: "regex capture",
+  hparam: "hparams",
+  none: "none (one group)",
+};
 const TEXT_DELAY_MS = 500;
 const RUNS_SHOWN_PER_GROUP = 100;
 
 function parseGroupBy(value) {
-  if (value.startsWith("regex:")) return { mode: "regex", pattern: value.slice(6), names: [] };
-  if (value.startsWith("hparam:")) {
-    return { mode: "hparam", pattern: "", names: value.slice(7).split(",").filter(Boolean) };
+  const text = typeof value === "string" ? value : "";
+  if (text.startsWith("regex:")) return { mode: "regex", pattern: text.slice(6), names: [] };
+  if (text.startsWith("hparam:")) {
+    return { mode: "hparam", pattern: "", names: text.slice(7).split(",").filter(Boolean) };
   }
-  return { mode: value, pattern: "", names: [] };
+  return { mode: text, pattern: "", names: [] };
 }
 
-function select(name, options, label) {
-  return el(
-    "select",
-    { name, "aria-label": label, className: "control-select" },
-    options.map(([value, text]) => el("option", { value, text })),
-  );
+function select(name, label) {
+  return el("select", { name, "aria-label": label, className: "control-select" });
 }
 
-/** The side panel. `onChange(patch)` receives the settings the user changed. */
+/** Replace the entries of `node` with `entries` ([value, label] pairs) and show `chosen`. */
+function fillSelect(node, entries, chosen) {
+  const current = JSON.stringify(entries);
+  if (node.dataset.entries !== current) {
+    clear(node);
+    for (const [value, text] of entries) node.appendChild(el("option", { value, text }));
+    node.dataset.entries = current;
+  }
+  node.value = chosen === undefined ? "" : String(chosen);
+}
+
+/** The grouping modes the backend takes, as `[mode, label]` pairs (`regex:PATTERN` is mode regex). */
+function groupModes(options) {
+  const values = options && options.group_by && options.group_by.values;
+  if (!Array.isArray(values)) return [];
+  const modes = [...new Set(values.map((value) => String(value).split(":")[0]))];
+  return modes.map((mode) => [mode, GROUP_MODE_LABELS[mode] || mode]);
+}
+
+/** The `[value, label]` pairs the backend serves for the menu option `key`. */
+function servedValues(options, key) {
+  const values = options && options[key] && options[key].values;
+  return Array.isArray(values) ? values.filter(Array.isArray).map(([value, text]) => [String(value), String(text)]) : [];
+}
+
+/**
+ * The side panel. It keeps no settings of its own: `render(state)` shows a state in the controls,
+ * and `onChange(patch)` receives the settings the user changed. The menus of engine options are built
+ * from the backend's `options` (`setOptions`), the run list and the hparams from the listing.
+ */
 export class Panel {
   constructor(root, onChange) {
     this.onChange = onChange;
     this.errors = new Map(); // option -> element showing its error
-    this.groupBy = { mode: "auto", pattern: "", names: [] };
-    this.hparams = [];
+    this.options = null; // the backend's options: defaults and menu values (not settings)
+    this.tags = []; // the listing's scalar tags, for the X axis menu
+    this.listedHparams = []; // the listing's hparam names, for the hparam checkboxes
     root.appendChild(this.build());
   }
 
@@ -67,11 +79,11 @@ export class Panel {
       this.section("Runs", this.runsInput, this.errorSlot("runs"), this.runsSummary, this.runList),
     );
 
-    // Grouping.
-    this.groupSelect = select("group_mode", GROUP_MODES, "Group runs by");
+    // Grouping. The mode menu and the pattern box may hold a choice not sent yet (regex mode before a
+    // pattern is typed, hparam mode before one is ticked): the controls themselves hold it.
+    this.groupSelect = select("group_mode", "Group runs by");
     this.groupSelect.addEventListener("change", () => {
-      this.groupBy.mode = this.groupSelect.value;
-      this.showGroupDetails();
+      this.showGroupDetails(this.groupSelect.value);
       this.emitGroupBy();
     });
     this.groupPattern = el("input", {
@@ -82,10 +94,7 @@ export class Panel {
       spellcheck: "false",
       "aria-label": "Grouping regex",
     });
-    const patternChanged = debounce(() => {
-      this.groupBy.pattern = this.groupPattern.value;
-      this.emitGroupBy();
-    }, TEXT_DELAY_MS);
+    const patternChanged = debounce(() => this.emitGroupBy(), TEXT_DELAY_MS);
     this.groupPattern.addEventListener("input", () => patternChanged());
     this.groupPattern.addEventListener("keydown", (e) => e.key === "Enter" && patternChanged.flush());
     this.groupHint = el("div", { className: "muted small" });
@@ -106,9 +115,9 @@ export class Panel {
     panel.appendChild(this.section("Tags", this.tagsInput, this.errorSlot("tags")));
 
     // Statistics.
-    this.centerSelect = select("center", CENTERS, "Center line");
+    this.centerSelect = select("center", "Center line");
     this.centerSelect.addEventListener("change", () => this.onChange({ center: this.centerSelect.value }));
-    this.bandSelect = select("band", BANDS, "Band");
+    this.bandSelect = select("band", "Band");
     this.bandSelect.addEventListener("change", () => this.onChange({ band: this.bandSelect.value }));
     this.minRuns = el("input", {
       type: "number",
@@ -164,18 +173,8 @@ export class Panel {
       if (Number.isFinite(value) && value >= 0 && value < 1) this.smoothRange.value = String(value);
       smoothingChanged.flush(Number.isFinite(value) ? value : this.smoothNumber.value);
     });
-    this.xRadios = el(
-      "div",
-      { className: "radio-row", role: "radiogroup", "aria-label": "Horizontal axis" },
-      X_AXES.map(([value, text]) =>
-        el(
-          "label",
-          { className: "radio" },
-          el("input", { type: "radio", name: "x", value, on: { change: () => this.onChange({ x: value }) } }),
-          text,
-        ),
-      ),
-    );
+    this.xSelect = select("x", "Horizontal axis");
+    this.xSelect.addEventListener("change", () => this.onChange({ x: this.xSelect.value }));
     this.logY = this.checkbox("log_y", "Log-scale y axis");
     this.showRuns = this.checkbox("show_runs", "Show individual runs");
     panel.appendChild(
@@ -184,7 +183,7 @@ export class Panel {
         this.row("Smoothing", this.smoothRange, this.smoothNumber),
         this.errorSlot("smoothing"),
         el("div", { className: "muted small", text: "Per run, before reducing (TensorBoard's formula)." }),
-        this.row("X axis", this.xRadios),
+        this.row("X axis", this.xSelect),
         this.errorSlot("x"),
         this.logY.label,
         this.showRuns.label,
@@ -232,20 +231,27 @@ export class Panel {
     return { input, label: el("label", { className: "checkbox" }, input, text) };
   }
 
+  /** The hparams ticked, in the order they are listed (so the group names do not jump around). */
+  checkedHparams() {
+    return [...this.hparamBox.querySelectorAll("input[name=hparam]")].filter((i) => i.checked).map((i) => i.value);
+  }
+
+  /** Send the grouping the controls describe, or say what it still lacks. */
   emitGroupBy() {
-    const { mode, pattern, names } = this.groupBy;
+    const mode = this.groupSelect.value;
     let value = mode;
     let hint = "";
     if (mode === "regex") {
       hint = "The first capture group (or the whole match) names the group; runs that do not match are left out.";
-      if (!pattern) {
+      if (!this.groupPattern.value) {
         this.groupHint.textContent = "Type a regular expression with a capture group, e.g. (lr=[^/]+)";
         return;
       }
-      value = `regex:${pattern}`;
+      value = `regex:${this.groupPattern.value}`;
     } else if (mode === "hparam") {
+      const names = this.checkedHparams();
       if (!names.length) {
-        this.groupHint.textContent = this.hparams.length
+        this.groupHint.textContent = this.hparamBox.querySelector("input[name=hparam]")
           ? "Choose one or more hparams."
           : "No hparams were found in these runs.";
         return;
@@ -256,48 +262,57 @@ export class Panel {
     this.onChange({ group_by: value });
   }
 
-  showGroupDetails() {
-    const { mode } = this.groupBy;
+  showGroupDetails(mode) {
     this.groupPattern.hidden = mode !== "regex";
     this.hparamBox.hidden = mode !== "hparam";
     if (mode !== "regex" && mode !== "hparam") this.groupHint.textContent = "";
   }
 
-  renderHparams() {
+  /** The hparam checkboxes: the listing's hparams and any named in `groupBy`, those named ticked. */
+  renderHparams(hparams, groupBy) {
+    const chosen = parseGroupBy(groupBy).names;
     clear(this.hparamBox);
-    const names = [...new Set([...this.hparams, ...this.groupBy.names])];
+    const names = [...new Set([...hparams, ...chosen])];
     for (const name of names) {
-      const input = el("input", { type: "checkbox", name: "hparam", value: name, checked: this.groupBy.names.includes(name) });
-      input.addEventListener("change", () => {
-        const chosen = new Set(this.groupBy.names);
-        if (input.checked) chosen.add(name);
-        else chosen.delete(name);
-        // Keep the order the hparams are listed in, so the group names do not jump around.
-        this.groupBy.names = names.filter((n) => chosen.has(n));
-        this.emitGroupBy();
-      });
+      const input = el("input", { type: "checkbox", name: "hparam", value: name, checked: chosen.includes(name) });
+      input.addEventListener("change", () => this.emitGroupBy());
       this.hparamBox.appendChild(el("label", { className: "checkbox" }, input, name));
     }
     if (!names.length) this.hparamBox.appendChild(el("div", { className: "muted small", text: "No hparams found." }));
   }
 
+  /** The backend's `options`: the menus of engine options offer their values and labels from now on. */
+  setOptions(options) {
+    this.options = options;
+  }
+
+  /** The X axis menu: the served axes, then one entry per scalar tag (and the chosen value, always). */
+  fillX(x) {
+    const entries = [...servedValues(this.options, "x"), ...this.tags.map((tag) => [`tag:${tag}`, `tag: ${tag}`])];
+    if (typeof x === "string" && x && !entries.some(([value]) => value === x)) {
+      entries.push([x, x.startsWith("tag:") ? `tag: ${x.slice(4)}` : x]);
+    }
+    fillSelect(this.xSelect, entries, x);
+  }
+
   /** Show `state` in the controls (without reporting it back as a change). */
-  setState(state) {
-    if (document.activeElement !== this.runsInput) this.runsInput.value = state.runs;
-    if (document.activeElement !== this.tagsInput) this.tagsInput.value = state.tags;
-    this.groupBy = parseGroupBy(state.group_by);
-    this.groupSelect.value = GROUP_MODES.some(([v]) => v === this.groupBy.mode) ? this.groupBy.mode : "auto";
-    if (document.activeElement !== this.groupPattern) this.groupPattern.value = this.groupBy.pattern;
-    this.showGroupDetails();
-    this.renderHparams();
-    this.centerSelect.value = state.center;
-    this.bandSelect.value = state.band;
-    this.minRuns.value = String(state.min_runs);
-    this.smoothRange.value = String(state.smoothing);
-    this.smoothNumber.value = String(state.smoothing);
-    for (const radio of this.xRadios.querySelectorAll("input")) radio.checked = radio.value === state.x;
-    this.logY.input.checked = state.log_y;
-    this.showRuns.input.checked = state.show_runs;
+  render(state) {
+    const value = (v) => (v === undefined ? "" : String(v));
+    if (document.activeElement !== this.runsInput) this.runsInput.value = value(state.runs);
+    if (document.activeElement !== this.tagsInput) this.tagsInput.value = value(state.tags);
+    const groupBy = parseGroupBy(state.group_by);
+    fillSelect(this.groupSelect, groupModes(this.options), groupBy.mode);
+    if (document.activeElement !== this.groupPattern) this.groupPattern.value = groupBy.pattern;
+    this.showGroupDetails(groupBy.mode);
+    this.renderHparams(this.listedHparams, state.group_by);
+    fillSelect(this.centerSelect, servedValues(this.options, "center"), state.center);
+    fillSelect(this.bandSelect, servedValues(this.options, "band"), state.band);
+    this.minRuns.value = value(state.min_runs);
+    this.smoothRange.value = value(state.smoothing);
+    this.smoothNumber.value = value(state.smoothing);
+    this.fillX(state.x);
+    this.logY.input.checked = Boolean(state.log_y);
+    this.showRuns.input.checked = Boolean(state.show_runs);
   }
 
   /** Show the backend's message under the control of `option`; other controls are cleared. */
@@ -310,9 +325,11 @@ export class Panel {
   }
 
   /** List the matching runs under their group, with the group's color, and the runs left out. */
-  setListing(listing, colors) {
-    this.hparams = listing.hparams || [];
-    this.renderHparams();
+  setListing(listing, colors, state) {
+    this.listedHparams = listing.hparams || [];
+    this.renderHparams(this.listedHparams, state.group_by);
+    this.tags = listing.tags || [];
+    this.fillX(state.x);
     clear(this.runList);
     const groups = Object.entries(listing.groups || {});
     const unplaced = Object.entries(listing.unplaced || {});

@@ -4,19 +4,17 @@
 // settings go into the TensorBoard page's hash, under TensorBoard's convention for plugin data:
 // `#aggregate&p.aggregate.band=sem&p.aggregate.smoothing=0.6`. A reload or a shared link restores
 // them. Opened on its own (no parent page), the tab uses its own hash with the same keys.
+//
+// The engine options' defaults and allowed values are the backend's (`/runs` answers them as
+// `options`); only the view options, which never reach the backend, have their defaults here. Until
+// the first answer the state holds the view defaults and what the hash says; the served defaults
+// then fill in every engine option the hash left out (the hash wins). Only values that differ from
+// the defaults are written back to the hash.
 
 const PREFIX = "p.aggregate.";
 
-/** Engine options (sent to the backend) and view options (only change the drawing). */
-export const DEFAULTS = Object.freeze({
-  runs: "",
-  tags: "",
-  group_by: "auto",
-  center: "mean",
-  band: "std",
-  smoothing: 0,
-  x: "step",
-  min_runs: 1,
+/** View options: they change the drawing only, and are never sent to the engine. */
+export const VIEW_DEFAULTS = Object.freeze({
   log_y: false,
   show_runs: false,
   compare_tag: "",
@@ -24,8 +22,11 @@ export const DEFAULTS = Object.freeze({
   compare_b: "",
 });
 
-/** The options the backend's engine understands, in the order they are sent. */
+/** The engine options the tab's controls set, in the order they are sent (defaults: the backend's). */
 export const ENGINE_OPTIONS = ["runs", "tags", "group_by", "center", "band", "smoothing", "x", "min_runs"];
+
+/** Every setting the hash may hold. */
+export const SETTINGS = [...ENGINE_OPTIONS, ...Object.keys(VIEW_DEFAULTS)];
 
 /** The window whose hash holds the settings: TensorBoard's page when reachable, else this one. */
 export function hashWindow() {
@@ -41,23 +42,27 @@ function splitHash(hash) {
   return hash.replace(/^#/, "").split("&").filter((part) => part.length > 0);
 }
 
-function coerce(key, raw) {
-  const fallback = DEFAULTS[key];
+/**
+ * A value read from the hash (a string) in the type of its default: booleans for the view's
+ * checkboxes, numbers where the served default is a number. A value that is not a number stays the
+ * text it is and is sent on as it is: the backend says what is wrong with it, next to its control.
+ */
+function coerce(raw, fallback) {
+  if (typeof raw !== "string") return raw;
   if (typeof fallback === "boolean") return raw === "1" || raw === "true";
-  if (key === "smoothing") {
-    const value = Number(raw);
-    return Number.isFinite(value) ? value : raw; // a bad value is sent on, the backend says what is wrong
-  }
-  if (key === "min_runs") {
-    const value = Number(raw);
-    return Number.isInteger(value) ? value : raw;
+  if (typeof fallback === "number") {
+    const value = raw.trim() === "" ? NaN : Number(raw);
+    return Number.isFinite(value) ? value : raw;
   }
   return raw;
 }
 
-/** Read the settings from the URL hash; anything missing takes its default. */
+/**
+ * The settings in the URL hash, over the view defaults. An engine option the hash does not hold is
+ * left out (undefined) until the served defaults fill it in (`withDefaults`).
+ */
 export function readState(win = hashWindow()) {
-  const state = { ...DEFAULTS };
+  const state = { ...VIEW_DEFAULTS };
   for (const part of splitHash(win.location.hash)) {
     const eq = part.indexOf("=");
     if (eq < 0) continue;
@@ -71,9 +76,48 @@ export function readState(win = hashWindow()) {
     }
     if (!key.startsWith(PREFIX)) continue;
     key = key.slice(PREFIX.length);
-    if (key in DEFAULTS) state[key] = coerce(key, value);
+    if (SETTINGS.includes(key)) state[key] = coerce(value, VIEW_DEFAULTS[key]);
   }
   return state;
+}
+
+/** Every setting's default: the served engine defaults (`options` from /runs) and the view's own. */
+export function defaultsOf(options) {
+  const defaults = { ...VIEW_DEFAULTS };
+  for (const key of ENGINE_OPTIONS) {
+    if (options && options[key] && "default" in options[key]) defaults[key] = options[key].default;
+  }
+  return defaults;
+}
+
+/**
+ * `state` with every engine option it lacks set to the served default, and the values read from
+ * the hash as text turned into the type of their default (the hash wins over the defaults).
+ */
+export function withDefaults(state, options) {
+  const defaults = defaultsOf(options);
+  const filled = { ...state };
+  for (const key of ENGINE_OPTIONS) {
+    filled[key] = filled[key] === undefined ? defaults[key] : coerce(filled[key], defaults[key]);
+  }
+  return filled;
+}
+
+/** Whether every engine option has a value (the served defaults have been applied). */
+export function isComplete(state) {
+  return ENGINE_OPTIONS.every((key) => state[key] !== undefined);
+}
+
+/** The label the backend gives `value` of the menu option `key` (the value itself if it gives none). */
+export function optionLabel(options, key, value) {
+  const values = options && options[key] && options[key].values;
+  const pair = Array.isArray(values) ? values.find((entry) => Array.isArray(entry) && entry[0] === value) : null;
+  return pair ? String(pair[1]) : String(value);
+}
+
+/** What the horizontal axis shows: the served label of step/relative/wall, or the tag of `tag:NAME`. */
+export function xLabel(options, x) {
+  return typeof x === "string" && x.startsWith("tag:") ? x.slice(4) : optionLabel(options, "x", x);
 }
 
 /** Whether the hash holds any of the tab's settings. */
@@ -95,26 +139,30 @@ function encodeValue(value) {
 }
 
 /**
- * Write the settings that differ from the defaults into the hash, keeping every part that is not
- * ours (TensorBoard's tab name and other plugins' data) in place. Replaces the history entry, so
- * moving a slider does not fill the back button.
+ * Write the settings that differ from `defaults` into the hash, keeping every part that is not ours
+ * (TensorBoard's tab name and other plugins' data) in place. A setting whose default is not known
+ * yet is written when it has a value. Replaces the history entry, so moving a slider does not fill
+ * the back button.
  */
-export function writeState(state, win = hashWindow()) {
+export function writeState(state, defaults, win = hashWindow()) {
   const kept = splitHash(win.location.hash).filter((part) => !decodeURIComponentSafe(part).startsWith(PREFIX));
   if (win !== window && kept.length === 0) kept.push("aggregate");
-  const ours = Object.keys(DEFAULTS)
-    .filter((key) => state[key] !== DEFAULTS[key] && state[key] !== undefined)
-    .map((key) => `${PREFIX}${key}=${encodeValue(state[key])}`);
+  const ours = SETTINGS.filter((key) => state[key] !== undefined && state[key] !== defaults[key]).map(
+    (key) => `${PREFIX}${key}=${encodeValue(state[key])}`,
+  );
   const hash = [...kept, ...ours].join("&");
   const url = new URL(win.location.href);
   url.hash = hash;
   if (url.href !== win.location.href) win.history.replaceState(win.history.state, "", url.href);
 }
 
-/** URLSearchParams with every engine option of `state` (sent explicitly, so what is drawn is what was asked). */
+/**
+ * URLSearchParams with every engine option of `state` that has a value (sent explicitly, so what is
+ * drawn is what was asked; one without a value yet takes the backend's default).
+ */
 export function engineParams(state, extra = {}) {
   const params = new URLSearchParams();
-  for (const key of ENGINE_OPTIONS) params.set(key, String(state[key]));
+  for (const key of ENGINE_OPTIONS) if (state[key] !== undefined) params.set(key, String(state[key]));
   for (const [key, value] of Object.entries(extra)) {
     if (value !== undefined && value !== null && value !== "") params.set(key, String(value));
   }

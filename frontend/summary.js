@@ -3,7 +3,7 @@
 // chosen groups, the backend's Welch t-test on the runs' final values.
 
 import { clear, el, fmt, fmtX } from "./dom.js";
-import { BAND_LABELS } from "./traces.js";
+import { optionLabel, xLabel } from "./state.js";
 
 function valueCell(center, lo, hi, band) {
   const text = band === "none" || lo === null || hi === null ? fmt(center) : `${fmt(center)}  [${fmt(lo)}, ${fmt(hi)}]`;
@@ -60,14 +60,17 @@ export class Summary {
     return { tag, a, b };
   }
 
-  /** Draw the table and the comparison. `compareError` is the message when the test could not run. */
-  render(payload, listing, state, colors, choice, compareError) {
+  /**
+   * Draw the table and the comparison. `compareError` is the message when the test could not run;
+   * `served` is the backend's options, for the labels of the line, the band and the axis.
+   */
+  render(payload, listing, state, colors, choice, compareError, served) {
     const band = state.band;
     this.caption.textContent =
-      `Line: ${state.center}; band: ${BAND_LABELS[band] || band}. Best is the lowest value for losses ` +
-      "and errors, the highest otherwise. n: runs behind the final point.";
+      `Line: ${optionLabel(served, "center", state.center)}; band: ${optionLabel(served, "band", band)}. ` +
+      "Best is the lowest value for losses and errors, the highest otherwise. n: runs behind the final point.";
     clear(this.table);
-    const xName = payload.x === "step" ? "step" : payload.x === "relative" ? "time" : "wall time";
+    const xName = xLabel(served, payload.x);
     this.table.appendChild(
       el(
         "thead",

@@ -5,16 +5,6 @@
 
 import { fmt, plotlyText } from "./dom.js";
 
-export const BAND_LABELS = {
-  std: "±1 std",
-  sem: "±1 SEM",
-  ci95: "95% CI (Student t)",
-  minmax: "min–max",
-  iqr: "IQR (25th–75th percentile)",
-  none: "no band",
-};
-export const X_TITLES = { step: "step", relative: "relative time (s)", wall: "wall time" };
-
 // TensorBoard-like colors: readable on white and distinct from each other.
 const PALETTE = [
   "#1a73e8", "#e8710a", "#1e8e3e", "#d93025", "#9334e6",
@@ -84,11 +74,13 @@ function hoverTrace(g, x, name, color, band) {
 /**
  * Build `{data, layout}` for one tag.
  * @param payload the /aggregate JSON
- * @param view {colors: Map group->color, logY, showRuns, uirevision}
+ * @param view {colors: Map group->color, logY, showRuns, uirevision, xTitle (the axis's label),
+ *   theme (colors and opacities of the page's light or dark look: see theme.js)}
  */
 export function buildFigure(payload, view) {
   const axis = payload.x;
   const band = payload.band;
+  const theme = view.theme;
   const data = [];
   for (const g of payload.groups) {
     const color = view.colors.get(g.group) || colorFor(0);
@@ -102,7 +94,7 @@ export function buildFigure(payload, view) {
           x: toAxis(run.x, axis),
           y: run.y,
           line: { color, width: 1 },
-          opacity: 0.28,
+          opacity: theme.runOpacity,
           hoverinfo: "skip",
           showlegend: false,
           meta: { role: "run", group: g.group, run: run.run },
@@ -117,7 +109,7 @@ export function buildFigure(payload, view) {
         y: g.hi,
         line: { color, width: 0 },
         fill: "tonexty",
-        fillcolor: withAlpha(color, 0.2),
+        fillcolor: withAlpha(color, theme.bandOpacity),
         meta: { role: "band_hi", group: g.group },
       });
     }
@@ -135,25 +127,32 @@ export function buildFigure(payload, view) {
     }
     data.push(hoverTrace(g, x, name, color, band));
   }
-  const grid = "#ececec";
   const layout = {
     height: 250,
     margin: { l: 56, r: 14, t: 8, b: 40 },
     hovermode: "x unified",
-    hoverlabel: { bgcolor: "rgba(255,255,255,0.96)", bordercolor: "#dadce0", font: { size: 11, color: "#202124" } },
+    hoverlabel: {
+      bgcolor: theme.hoverBg,
+      bordercolor: theme.hoverBorder,
+      font: { size: 11, color: theme.hoverText },
+    },
     showlegend: false,
-    font: { family: "Roboto, system-ui, -apple-system, 'Segoe UI', sans-serif", size: 11, color: "#5f6368" },
+    legend: { bgcolor: theme.paper, font: { color: theme.text } },
+    font: { family: "Roboto, system-ui, -apple-system, 'Segoe UI', sans-serif", size: 11, color: theme.text },
     xaxis: {
       type: axis === "wall" ? "date" : "linear",
-      title: { text: X_TITLES[axis] || axis, standoff: 6, font: { size: 11 } },
-      gridcolor: grid,
+      title: { text: view.xTitle || axis, standoff: 6, font: { size: 11 } },
+      gridcolor: theme.grid,
+      linecolor: theme.grid,
       zeroline: false,
     },
-    yaxis: { type: view.logY ? "log" : "linear", gridcolor: grid, zeroline: false, automargin: true },
-    paper_bgcolor: "#ffffff",
-    plot_bgcolor: "#ffffff",
+    yaxis: { type: view.logY ? "log" : "linear", gridcolor: theme.grid, linecolor: theme.grid, zeroline: false, automargin: true },
+    paper_bgcolor: theme.paper,
+    plot_bgcolor: theme.plot,
+    modebar: { bgcolor: "rgba(0,0,0,0)", color: theme.modebar, activecolor: theme.modebarActive },
     // Keep the user's zoom across refreshes, reset it when the axes change meaning.
     uirevision: view.uirevision,
   };
   return { data, layout };
 }
+

@@ -31,10 +31,19 @@ def chromium():
 class Tab:
     """One TensorBoard page on ``#aggregate``: the page, the tab's iframe, and any dialog that opened."""
 
-    def __init__(self, browser, base: str, state: dict | None = None, viewport=(1400, 900)):
+    def __init__(
+        self,
+        browser,
+        base: str,
+        state: dict | None = None,
+        viewport=(1400, 900),
+        color_scheme: str | None = None,
+    ):
         self.base = base
         self.context = browser.new_context(
-            viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True
+            viewport={"width": viewport[0], "height": viewport[1]},
+            accept_downloads=True,
+            color_scheme=color_scheme,  # the browser's prefers-color-scheme ("light", "dark")
         )
         self.context.set_default_timeout(TIMEOUT_MS)
         self.page = self.context.new_page()
@@ -67,6 +76,12 @@ class Tab:
 
     def close(self) -> None:
         self.context.close()
+
+    def set_theme(self, choice: str) -> None:
+        """Pick ``choice`` ("Browser default", "Light" or "Dark") in TensorBoard's theme menu, as a
+        person would: the header's theme button, then the menu item."""
+        self.page.locator("button[aria-label='Menu for changing light or dark theme']").click()
+        self.page.get_by_role("menuitem", name=choice, exact=True).click()
 
     def hash_state(self) -> dict:
         """The tab's settings as they stand in the TensorBoard page's URL hash."""

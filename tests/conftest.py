@@ -5,6 +5,9 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests/writers.py, tests/server.py
+import checkout  # noqa: E402
+
+checkout.pin()  # this checkout's package and tab files, whichever checkout is installed
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "fixtures", "real_logs")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

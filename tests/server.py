@@ -11,6 +11,7 @@ import tempfile
 import time
 
 import requests
+from checkout import BOOTSTRAP
 
 
 def free_port() -> int:
@@ -57,8 +58,8 @@ def tensorboard_process(
     port = free_port()
     args = [
         sys.executable,
-        "-m",
-        "tensorboard.main",
+        "-c",
+        BOOTSTRAP,  # ``-m tensorboard.main``, serving this checkout's plugin and tab
         "--logdir",
         logdir,
         "--host",

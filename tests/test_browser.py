@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import urllib.parse
 
 import numpy as np
 import pytest
@@ -194,16 +195,16 @@ def test_controls_change_what_is_drawn_and_the_hash(open_tab, raw):
     assert tab.hash_state()["smoothing"] == "0.6"
     assert ui.locator("input[name=smoothing_range]").input_value() == "0.6"
 
-    ui.locator("input[name=x][value=relative]").check()
+    ui.locator("select[name=x]").select_option("relative")
     figure = tab.wait_drawn("train/loss", x="relative")
     assert figure["xaxis"]["title"] == "relative time (s)"
     walls = np.array([w for _, w, _ in raw["lr=0.01/seed_0"]["train/loss"]])
     np.testing.assert_allclose(arr(by_role(figure, "hover")["lr=0.01"][0]["x"]), walls - walls[0])
     assert tab.hash_state()["x"] == "relative"
-    ui.locator("input[name=x][value=wall]").check()
+    ui.locator("select[name=x]").select_option("wall")
     figure = tab.wait_drawn("train/loss", x="wall")
     assert figure["xaxis"]["type"] == "date" and tab.hash_state()["x"] == "wall"
-    ui.locator("input[name=x][value=step]").check()
+    ui.locator("select[name=x]").select_option("step")
     tab.wait_drawn("train/loss", x="step")
     assert "x" not in tab.hash_state()  # defaults are left out of the URL
 
@@ -262,6 +263,79 @@ def test_controls_change_what_is_drawn_and_the_hash(open_tab, raw):
     assert tab.hash_state()["min_runs"] == "5"
 
 
+MENU = "(name) => [...document.querySelector(`select[name=${name}]`).options].map(o => [o.value, o.text])"
+
+
+def test_menus_and_defaults_come_from_the_backend(open_tab, base):
+    listing = requests.get(f"{base}/data/plugin/aggregate/runs", timeout=60).json()
+    options = listing["options"]
+    tab = open_tab({"band": "sem"})  # the hash wins over the served default
+    figure = tab.wait_drawn("train/loss", band="sem")
+    # Every other engine option is sent as the backend's default.
+    drawn = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(figure["url"]).query, keep_blank_values=True))
+    for key in ("runs", "tags", "group_by", "center", "smoothing", "x", "min_runs"):
+        default = options[key]["default"]
+        sent = float(drawn[key]) if isinstance(default, (int, float)) else drawn[key]
+        assert sent == default, key
+    for key in ("center", "band"):
+        assert tab.frame.evaluate(MENU, key) == options[key]["values"], key
+    modes = [value for value, _ in tab.frame.evaluate(MENU, "group_mode")]
+    assert modes == [value.split(":")[0] for value in options["group_by"]["values"]]
+    assert tab.ui.locator("select[name=band]").input_value() == "sem"
+    # The X axis menu: the served axes, then one entry per scalar tag.
+    tags = listing["tags"]
+    assert tab.frame.evaluate(MENU, "x") == options["x"]["values"] + [[f"tag:{t}", f"tag: {t}"] for t in tags]
+    # The band is named with the backend's label, in the legend and in the summary's caption.
+    label = dict(options["band"]["values"])["sem"]
+    assert label in tab.ui.locator(".legend").inner_text()
+    tab.ui.locator(".summary-table tbody tr").first.wait_for()
+    assert label in tab.ui.locator(".summary-inner .muted.small").first.inner_text()
+    assert tab.hash_state() == {"band": "sem"}
+
+    default_band = options["band"]["default"]
+    tab.ui.locator("select[name=band]").select_option(default_band)
+    tab.wait_drawn("train/loss", band=default_band)
+    assert tab.hash_state() == {}  # only values that differ from the served defaults
+
+    # x=tag:NAME: drawn against that tag once the backend takes it; until then its 400 is shown
+    # next to the X axis menu, as any option's error.
+    tab.ui.locator("select[name=x]").select_option("tag:train/accuracy")
+    assert tab.hash_state() == {"x": "tag:train/accuracy"}
+    tab.frame.wait_for_function(
+        """() => {
+            const error = document.querySelector('.field-error[data-option=x]');
+            const plot = document.querySelector('.card[data-tag="train/loss"] .plot');
+            const drawnX = plot && plot.dataset.url && new URL(plot.dataset.url).searchParams.get('x');
+            return (error && !error.hidden && error.textContent !== '') || drawnX === 'tag:train/accuracy';
+        }"""
+    )
+    error = tab.ui.locator(".field-error[data-option=x]")
+    if error.is_visible():
+        assert "tag:train/accuracy" in error.inner_text()
+    else:
+        assert tab.wait_drawn("train/loss", x="tag:train/accuracy")["xaxis"]["title"] == "train/accuracy"
+    assert tab.ui.locator("select[name=x]").input_value() == "tag:train/accuracy"
+    tab.ui.locator("select[name=x]").select_option("step")
+    tab.wait_drawn("train/loss", x="step")
+    assert tab.hash_state() == {}
+
+
+def test_a_refused_value_in_the_hash_still_gets_the_served_menus(open_tab, base):
+    options = requests.get(f"{base}/data/plugin/aggregate/runs", timeout=60).json()["options"]
+    tab = open_tab({"band": "bogus"})
+    error = tab.ui.locator(".field-error[data-option=band]")
+    error.wait_for(state="visible")
+    assert "bogus" in error.inner_text()
+    # The first /runs was refused, so the menus come from a second one, without the settings.
+    tab.frame.wait_for_function("() => document.querySelectorAll('select[name=band] option').length > 0")
+    assert tab.frame.evaluate(MENU, "band") == options["band"]["values"]
+    assert tab.hash_state() == {"band": "bogus"}
+    tab.ui.locator("select[name=band]").select_option("minmax")
+    tab.wait_drawn("train/loss", band="minmax")
+    error.wait_for(state="hidden")
+    assert tab.hash_state() == {"band": "minmax"}
+
+
 def test_reload_restores_the_settings_from_the_hash(open_tab, raw):
     tab = open_tab()
     tab.wait_drawn("val/loss")
@@ -290,6 +364,172 @@ def test_reload_restores_the_settings_from_the_hash(open_tab, raw):
     _, values = group_matrix(raw, "lr=0.01", "val/loss")
     expected = np.median([tensorboard_smoothing(row, 0.3) for row in values], axis=0)
     np.testing.assert_allclose(arr(by_role(figure, "hover")["lr=0.01"][0]["y"]), expected, rtol=1e-7)
+
+
+# -- theme ------------------------------------------------------------------------------------------
+
+# The tab's colors as the browser computed them, each as [r, g, b, a] (0-255, alpha 0-1).
+LOOK = """() => {
+    const rgba = (color) => {
+        const probe = document.createElement('i');
+        probe.style.color = color;
+        document.body.appendChild(probe);
+        const parts = getComputedStyle(probe).color.match(/[\\d.]+/g).map(Number);
+        probe.remove();
+        return parts.length === 3 ? [...parts, 1] : parts;
+    };
+    const css = (selector, property) => rgba(getComputedStyle(document.querySelector(selector))[property]);
+    const gd = document.querySelector('.card[data-tag="train/loss"] .plot');
+    const band = gd.data.find(t => t.meta && t.meta.role === 'band_hi');
+    const layout = gd._fullLayout;
+    return {
+        theme: document.documentElement.dataset.theme,
+        tabMarker: window.__aggregateTab.__marker || null,
+        body: css('body', 'backgroundColor'),
+        text: css('body', 'color'),
+        panel: css('.panel', 'backgroundColor'),
+        input: css('input[name=runs]', 'backgroundColor'),
+        inputText: css('input[name=runs]', 'color'),
+        card: css('.card', 'backgroundColor'),
+        tableText: css('.summary-table td', 'color'),
+        notes: css('.card-notes', 'color'),
+        paper: rgba(layout.paper_bgcolor),
+        plot: rgba(layout.plot_bgcolor),
+        font: rgba(layout.font.color),
+        grid: rgba(layout.xaxis.gridcolor),
+        hoverBg: rgba(layout.hoverlabel.bgcolor),
+        hoverText: rgba(layout.hoverlabel.font.color),
+        legendText: rgba(gd.layout.legend.font.color), // no legend drawn: as it would be
+        bandAlpha: rgba(band.fillcolor)[3],
+    };
+}"""
+
+
+def luminance(rgba) -> float:
+    """Relative luminance (0 black, 1 white) of an [r, g, b, a] color."""
+
+    def channel(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgba[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a, b) -> float:
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def wait_theme(tab, theme: str) -> dict:
+    """Wait until the tab and its train/loss chart show ``theme``; return the tab's colors."""
+    tab.frame.wait_for_function(
+        """(theme) => {
+            const gd = document.querySelector('.card[data-tag="train/loss"] .plot');
+            const bg = getComputedStyle(document.body).backgroundColor;
+            const probe = document.createElement('i');
+            probe.style.color = gd._fullLayout.paper_bgcolor;
+            document.body.appendChild(probe);
+            const paper = getComputedStyle(probe).color;
+            probe.remove();
+            return document.documentElement.dataset.theme === theme && paper === bg;
+        }""",
+        arg=theme,
+    )
+    return tab.frame.evaluate(LOOK)
+
+
+def assert_readable(look: dict, dark: bool) -> None:
+    surfaces = ("body", "panel", "input", "card", "paper", "plot", "hoverBg")
+    for name in surfaces:
+        assert (luminance(look[name]) < 0.1) == dark, (name, look[name])
+    for text, surface in [("text", "body"), ("inputText", "input"), ("tableText", "body"), ("font", "paper"),
+                          ("hoverText", "hoverBg"), ("legendText", "paper")]:
+        assert contrast(look[text], look[surface]) >= 4.5, (text, surface, look[text], look[surface])
+    assert contrast(look["notes"], look["card"]) >= 3, (look["notes"], look["card"])
+    assert contrast(look["grid"], look["paper"]) > 1.1  # the grid shows, faintly
+    assert look["paper"] == look["card"] == look["plot"]
+
+
+def test_the_tab_follows_tensorboards_theme_menu_live(open_tab, tmp_path):
+    tab = open_tab()
+    tab.wait_drawn("train/loss")
+    tab.ui.locator(".summary-table tbody tr").first.wait_for()
+    tab.frame.evaluate("() => { window.__aggregateTab.__marker = 'no reload'; }")
+    light = wait_theme(tab, "light")
+    assert_readable(light, dark=False)
+
+    # TensorBoard's own menu, as a person would use it. TensorBoard marks its dark theme with the
+    # class dark-mode on its page's <body>; the tab, in its iframe, follows that class.
+    tab.set_theme("Dark")
+    assert "dark-mode" in tab.page.evaluate("() => document.body.className.split(' ')")
+    dark = wait_theme(tab, "dark")
+    assert dark["tabMarker"] == "no reload"  # the same page: changed live
+    assert_readable(dark, dark=True)
+    assert dark["bandAlpha"] > light["bandAlpha"]  # bands stay visible on a dark background
+    tab.hover("train/loss", 300)
+    tab.page.screenshot(path=str(tmp_path / "dark.png"))
+    # Cards drawn later (another tag, another setting) come dark too.
+    tab.ui.locator("select[name=band]").select_option("minmax")
+    tab.wait_drawn("val/loss", band="minmax")
+    paper = tab.frame.evaluate(
+        "() => document.querySelector('.card[data-tag=\"val/loss\"] .plot')._fullLayout.paper_bgcolor"
+    )
+    assert tab.frame.evaluate(LOOK)["paper"] == dark["paper"] and paper
+
+    tab.set_theme("Light")
+    assert "dark-mode" not in tab.page.evaluate("() => document.body.className.split(' ')")
+    back = wait_theme(tab, "light")
+    assert back["tabMarker"] == "no reload"
+    assert_readable(back, dark=False)
+    assert back["bandAlpha"] == light["bandAlpha"]
+
+
+def test_browser_default_theme_follows_the_browsers_color_scheme(browser, base):
+    from browser import Tab
+
+    # TensorBoard's "Browser default" takes the browser's prefers-color-scheme when it loads.
+    tab = Tab(browser, base, color_scheme="dark")
+    try:
+        tab.wait_drawn("train/loss")
+        assert_readable(wait_theme(tab, "dark"), dark=True)
+        tab.set_theme("Light")
+        assert_readable(wait_theme(tab, "light"), dark=False)
+        tab.set_theme("Browser default")
+        assert_readable(wait_theme(tab, "dark"), dark=True)
+        assert tab.errors == []
+    finally:
+        tab.close()
+
+    # Opened on its own (no TensorBoard page around it), the tab follows the browser's setting, live.
+    context = browser.new_context(viewport={"width": 1200, "height": 800}, color_scheme="light")
+    try:
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{base}/data/plugin_entry.html?name=aggregate")
+        page.wait_for_function("() => window.__aggregateTab !== undefined")
+        page.locator(".card[data-tag='train/loss'] .plot .main-svg").first.wait_for()
+        frame = page.main_frame
+        assert_readable(wait_theme_in(frame, "light"), dark=False)
+        page.emulate_media(color_scheme="dark")
+        assert_readable(wait_theme_in(frame, "dark"), dark=True)
+        page.emulate_media(color_scheme="light")
+        assert_readable(wait_theme_in(frame, "light"), dark=False)
+        assert errors == []
+    finally:
+        context.close()
+
+
+class _Frame:
+    """Just enough of a Tab for wait_theme on a page that is the tab itself."""
+
+    def __init__(self, frame):
+        self.frame = frame
+
+
+def wait_theme_in(frame, theme: str) -> dict:
+    return wait_theme(_Frame(frame), theme)
 
 
 # -- export -----------------------------------------------------------------------------------------

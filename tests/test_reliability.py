@@ -374,6 +374,39 @@ def test_python_loader_stops_at_an_unreadable_folder(unprivileged):
         remove_tree(root)
 
 
+@pytest.mark.browser
+def test_the_tab_names_the_unreadable_folder_when_nothing_loads(unprivileged, open_tab, tmp_path):
+    """The same logdir in the tab: the empty state names the folder and the reason, as text."""
+    root = world_readable_dir("locked_tab_")
+    locked_run = "<b>locked</b>/seed_0"  # a name from the disk is text, never markup
+    try:
+        write_run(root, "good/seed_0", {"loss": (STEPS, noisy_curve(20, 0))})
+        locked = write_run(root, locked_run, {"loss": (STEPS, noisy_curve(20, 1))})
+        os.chmod(locked, 0)
+        with serve(root, "python", preexec=unprivileged) as (base, log):
+            tab = open_tab(base)
+            named = "(run) => [...document.querySelectorAll('.message li')].some(e => e.dataset.run === run)"
+            tab.frame.wait_for_function(named, arg=locked_run)
+            message = tab.ui.locator(".message")
+            assert message.is_visible()
+            text = message.inner_text()
+            assert "TensorBoard loaded no run" in text
+            item = tab.frame.evaluate(
+                "(run) => [...document.querySelectorAll('.message li')].find(li => li.dataset.run === run)"
+                ".textContent",
+                locked_run,
+            )
+            assert item.startswith(f"{locked_run}: folder cannot be read"), item
+            assert "--load_fast=false" in text
+            assert tab.card_tags() == []
+            assert not tab.ui.locator("[data-role=download-all]").is_visible()
+            assert tab.frame.evaluate(INJECTED) == 0
+            tab.page.screenshot(path=str(tmp_path / "unreadable.png"))
+            assert plugin_tracebacks(log) == []
+    finally:
+        remove_tree(root)
+
+
 # -- 2,000 runs --------------------------------------------------------------------------------------
 
 MANY = 2000
