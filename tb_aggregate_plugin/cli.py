@@ -29,7 +29,7 @@ from .query import (
     CENTERS,
     DUP_STEPS,
     GROUP_BY_MODES,
-    X_AXES,
+    X_MODES,
     OptionError,
     Query,
 )
@@ -106,8 +106,9 @@ def _option_help() -> dict[str, tuple[str, str]]:
         ),
         "x": (
             "AXIS",
-            f"{' | '.join(X_AXES)}: relative is seconds since each run's first point, wall is "
-            f"epoch seconds (default: {d['x']}). Example: --x relative",
+            f"{' | '.join(X_MODES)}: relative is seconds since each run's first point, wall is "
+            "epoch seconds, tag:NAME each run's value of scalar tag NAME at the same step (it must "
+            f"increase within a run) (default: {d['x']}). Example: --x relative, --x tag:samples_seen",
         ),
         "smoothing": (
             "W",

@@ -22,6 +22,9 @@ CENTERS = ("mean", "median")
 BANDS = ("std", "sem", "ci95", "minmax", "iqr", "none")
 ALIGNS = ("auto", "exact", "interpolate")
 X_AXES = ("step", "relative", "wall")
+# x from another scalar tag: each run's value of tag NAME at each step.
+X_TAG_PREFIX = "tag:"
+X_MODES = X_AXES + (X_TAG_PREFIX + "NAME",)
 DUP_STEPS = ("last", "first", "mean")
 BASE_REDUCTIONS = ("mean", "median", "std", "var", "sem", "min", "max", "count", "ci95_lo", "ci95_hi")
 DEFAULT_REDUCTIONS = ("mean", "std", "min", "max", "median", "count")
@@ -166,7 +169,8 @@ class Query:
         band: ``std`` | ``sem`` | ``ci95`` | ``minmax`` | ``iqr`` | ``none``: the shaded band.
         reductions: statistics in the result table, e.g. ``("mean", "std", "q05")``.
         align: ``auto`` | ``exact`` | ``interpolate``.
-        x: ``step`` | ``relative`` (seconds since the run's first point) | ``wall`` (epoch seconds).
+        x: ``step`` | ``relative`` (seconds since the run's first point) | ``wall`` (epoch seconds) |
+            ``tag:NAME`` (each run's value of scalar tag NAME at the same step).
         smoothing: TensorBoard's debiased EMA weight in [0, 1), applied per run before reducing.
         min_runs: points backed by fewer finite values than this are dropped.
         dup_steps: how repeated steps within a run are resolved: ``last`` | ``first`` | ``mean``.
@@ -199,7 +203,7 @@ class Query:
         _one_of("band", self.band, BANDS)
         set_(self, "reductions", parse_reductions(self.reductions))
         _one_of("align", self.align, ALIGNS)
-        _one_of("x", self.x, X_AXES)
+        set_(self, "x", _check_x(self.x))
         _one_of("dup_steps", self.dup_steps, DUP_STEPS)
         try:
             smoothing = float(self.smoothing)
@@ -215,6 +219,17 @@ class Query:
         if isinstance(self.min_runs, bool) or min_runs < 1:
             raise OptionError("min_runs", f"{self.min_runs!r} is not an integer >= 1")
         set_(self, "min_runs", min_runs)
+
+    @property
+    def x_tag(self) -> str | None:
+        """NAME of ``x=tag:NAME``, else ``None`` (a step or time axis)."""
+        return self.x[len(X_TAG_PREFIX) :] if self.x.startswith(X_TAG_PREFIX) else None
+
+    @property
+    def x_is_grid(self) -> bool:
+        """Whether curves lie on an evenly spaced grid of their own (time axes and ``tag:NAME``), where
+        a grid point without a value is a gap, rather than on the runs' steps."""
+        return self.x != "step"
 
     def check_repeats_kept(self, needs: str | None) -> None:
         """See :func:`check_repeats_kept`: whether a reader that drops repeats can answer this query."""
@@ -244,6 +259,16 @@ class Query:
     def replace(self, **changes: Any) -> Query:
         """A copy with some options changed (validated again)."""
         return dataclasses.replace(self, **changes)
+
+
+def _check_x(value: Any) -> str:
+    if isinstance(value, str) and value in X_AXES:
+        return value
+    if isinstance(value, str) and value.startswith(X_TAG_PREFIX):
+        if not value[len(X_TAG_PREFIX) :]:
+            raise OptionError("x", "tag: needs the name of a scalar tag, e.g. tag:train/samples_seen")
+        return value
+    raise OptionError("x", f"{value!r} is not one of {', '.join(X_MODES)}")
 
 
 def _check_group_by(value: Any) -> str:

@@ -69,7 +69,8 @@ class Source:
     Runs are the provider's runs with ``add_hparams`` child runs folded into their parent (the rule is
     in :mod:`.hparams`): a child's scalars are listed and read as its parent's (its points after the
     parent's own when both have a tag), its hparams count as the parent's, and it is not listed itself.
-    ``fold_children=False`` lists the provider's runs as they are.
+    ``fold_children=False`` lists the provider's runs as they are. ``notes``: what the reading could
+    not do for this source, said to the user with every result (a remote logdir's unchecked files).
     """
 
     def __init__(
@@ -86,12 +87,14 @@ class Source:
         health: LogdirHealth | None = None,
         repeats_needs: str | None = None,
         fold_children: bool = True,
+        notes: Iterable[str] = (),
     ):
         self.provider = provider
         self.experiment_id = experiment_id
         self.sample_limit = sample_limit
         self.repeats_needs = repeats_needs
         self.fold_children = fold_children
+        self.notes = list(notes)
         self._ctx = ctx or tb_context.RequestContext()
         self._cache: LRU[tuple[SeriesInfo, Series]] = LRU(max_cache_points)
         self.memo: LRU[object] = LRU(max_memo_bytes)
