@@ -37,6 +37,10 @@ setup(
             "requests>=2.28",
             "openpyxl>=3.0",
             "pyarrow>=10",
+            # Logdirs in object storage, tested against a local S3-compatible server: TensorBoard
+            # reads s3:// through boto3 (not a dependency to run: only for s3:// logdirs).
+            "boto3>=1.26",
+            "moto[server]>=5",
         ],
     },
     entry_points={

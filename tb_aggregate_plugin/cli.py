@@ -33,7 +33,7 @@ from .query import (
     OptionError,
     Query,
 )
-from .read.logdir import LOADERS, loader_for, logdir_source
+from .read.logdir import LOADERS, LogdirError, loader_for, logdir_source, scheme_of
 from .version import __version__
 from .write import table_file
 
@@ -165,7 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=_Formatter,
     )
-    parser.add_argument("logdir", metavar="LOGDIR", help="folder of runs (read only, never written)")
+    parser.add_argument(
+        "logdir",
+        metavar="LOGDIR",
+        help="folder of runs, or s3://BUCKET/PREFIX, gs://BUCKET/PREFIX (read only, never written)",
+    )
     out = parser.add_argument_group("output")
     out.add_argument(
         "-o",
@@ -197,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=LOADERS,
         default="auto",
         help="how to read the logdir: rust (TensorBoard's data server), python (its multiplexer), "
-        "auto: rust when installed (default: auto)",
+        "auto: rust when installed, python for s3:// (default: auto)",
     )
     out.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     engine = parser.add_argument_group("aggregation (the same options as the Aggregate tab)")
@@ -249,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OptionError as exc:  # from the Query, or a regex too slow on these names while computing
         _say(f"{PROG}: error: {_flag_message(exc)}")
         return EXIT_USAGE
-    except Failure as exc:
+    except (Failure, LogdirError) as exc:
         _say(f"{PROG}: error: {exc}")
         return EXIT_FAILURE
     except KeyboardInterrupt:
@@ -281,7 +285,7 @@ def _trap_termination() -> dict:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     query = query_from_args(args)
-    loader_for(args.loader, query.dup_steps)  # before any work: the loader may not give what is asked
+    loader_for(args.loader, query.dup_steps, args.logdir)  # before any work: the loader may not give it
     if args.list:
         if args.output:
             raise UsageError("--list writes nothing; leave out -o")
@@ -352,6 +356,8 @@ def _opened(args, query: Query) -> Iterator[tuple[Source, str]]:
                 meanwhile=functools.partial(_import_engine, query),
             )
             source, loader = stack.enter_context(opened)
+        except LogdirError:
+            raise  # its message names the logdir and the reason
         except (OSError, RuntimeError, TimeoutError, ImportError) as exc:
             raise Failure(f"cannot read {args.logdir}: {_reason(exc)}") from None
         yield source, loader
@@ -395,7 +401,7 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
                 manifest = tb_runs.write_runs(
                     result,
                     temp,
-                    logdir=os.path.abspath(args.logdir),
+                    logdir=args.logdir if scheme_of(args.logdir) else os.path.abspath(args.logdir),
                     on_run=lambda done, total: progress.stage(f"writing {out}: {done}/{total} runs"),
                 )
             return _n(len(manifest["runs"]), "TensorBoard run")
@@ -444,6 +450,8 @@ def _print_columns(rows: list[tuple[str, ...]]) -> None:
 
 
 def _check_logdir(logdir: str) -> None:
+    if scheme_of(logdir) is not None:  # object storage: checked as it is opened
+        return
     if not os.path.isdir(logdir):
         reason = "no such folder" if not os.path.exists(logdir) else "not a folder"
         raise Failure(f"cannot read {logdir}: {reason}")
@@ -451,6 +459,8 @@ def _check_logdir(logdir: str) -> None:
 
 def _check_apart(logdir: str, out: str) -> None:
     """OUT must be neither inside LOGDIR (never write into the runs) nor contain it."""
+    if scheme_of(logdir) is not None:  # in object storage: a local OUT is apart from it
+        return
     src, dst = os.path.realpath(logdir), os.path.realpath(out)
     if dst == src or dst.startswith(src.rstrip(os.sep) + os.sep):
         raise UsageError(f"{out} is inside the logdir {logdir}; write the output elsewhere")
