@@ -168,3 +168,15 @@ def test_the_session_start_tag_is_tensorboards():
     from tb_aggregate_plugin.read.hparams import SESSION_START_INFO_TAG
 
     assert SESSION_START_INFO_TAG == metadata.SESSION_START_INFO_TAG
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+def test_a_tag_of_both_parent_and_child_holds_the_points_of_both(tmp_path, loader):
+    """The parent logs the metric itself too (at step 5); the child's point (step 0) joins it."""
+    writer = summary_writer()(str(tmp_path / "seed_0"))
+    writer.add_scalar(METRIC, 0.25, 5)
+    writer.add_hparams({"lr": 0.1}, {METRIC: 0.75})
+    writer.close()
+    df = tba.aggregate(str(tmp_path), loader=loader, reductions="mean")
+    assert df.attrs["groups"] == {"all": ["seed_0"]}
+    assert df["step"].tolist() == [0, 5] and df["mean"].tolist() == [0.75, 0.25]
