@@ -216,8 +216,8 @@ def _reduce_block(query, source, tag, group, group_runs, data, xdata, listing, n
     if query.x_is_grid:
         # On an evenly spaced grid, points left out (no run has a value there, or fewer than
         # min_runs) are a gap the chart must not bridge: "gap" marks each point that follows one.
-        kept = np.flatnonzero(keep)
-        piece["gap"] = np.concatenate(([False], np.diff(kept) > 1)) if len(kept) else np.zeros(0, bool)
+        at = np.flatnonzero(keep)
+        piece["gap"] = np.concatenate(([False], np.diff(at) > 1)) if len(at) else np.zeros(0, bool)
     piece["tag"], piece["group"] = tag, group
     kept = None
     if keep_runs:
