@@ -39,6 +39,10 @@ setup(
             "pyarrow>=10",
             "statsmodels>=0.14",  # reference implementations for tests/test_statistics.py
             "rliable>=1.0",
+            # Logdirs in object storage, tested against a local S3-compatible server: TensorBoard
+            # reads s3:// through boto3 (not a dependency to run: only for s3:// logdirs).
+            "boto3>=1.26",
+            "moto[server]>=5",
         ],
     },
     entry_points={

@@ -82,9 +82,10 @@ def aggregate(source: Any, *, loader: str = "auto", experiment_id: str = "", **o
             ``reductions``, ``align``, ``x``, ``smoothing``, ``min_runs``, ``dup_steps``).
 
     Returns:
-        A tidy DataFrame ``tag, group, step, wall_time, n, <reductions>`` (``step`` is ``relative`` or
-        ``wall`` for a time axis). ``df.attrs`` holds the runs of each group, the alignment used, the
-        NaN/inf values left out per run, runs the grouping could not place, and plain-language notes.
+        A tidy DataFrame ``tag, group, step, wall_time, n, <reductions>``; on another x axis the x
+        column is named as the axis (``relative``, ``wall``, ``tag:NAME``) and there is no
+        ``wall_time``. ``df.attrs`` holds the runs of each group, the alignment used, the NaN/inf
+        values left out per run, runs the grouping could not place, and plain-language notes.
 
     Raises:
         OptionError: an option has a value that is not allowed (the message names it), or, from a

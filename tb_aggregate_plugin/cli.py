@@ -30,11 +30,11 @@ from .query import (
     DUP_STEPS,
     GROUP_BY_MODES,
     SCORES,
-    X_AXES,
+    X_MODES,
     OptionError,
     Query,
 )
-from .read.logdir import LOADERS, loader_for, logdir_source
+from .read.logdir import LOADERS, LogdirError, loader_for, logdir_source, scheme_of
 from .version import __version__
 from .write import table_file
 
@@ -109,8 +109,9 @@ def _option_help() -> dict[str, tuple[str, str]]:
         ),
         "x": (
             "AXIS",
-            f"{' | '.join(X_AXES)}: relative is seconds since each run's first point, wall is "
-            f"epoch seconds (default: {d['x']}). Example: --x relative",
+            f"{' | '.join(X_MODES)}: relative is seconds since each run's first point, wall is "
+            "epoch seconds, tag:NAME each run's value of scalar tag NAME at the same step (it must "
+            f"increase within a run) (default: {d['x']}). Example: --x relative, --x tag:samples_seen",
         ),
         "smoothing": (
             "W",
@@ -188,7 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=_Formatter,
     )
-    parser.add_argument("logdir", metavar="LOGDIR", help="folder of runs (read only, never written)")
+    parser.add_argument(
+        "logdir",
+        metavar="LOGDIR",
+        help="folder of runs, or s3://BUCKET/PREFIX, gs://BUCKET/PREFIX (read only, never written)",
+    )
     out = parser.add_argument_group("output")
     out.add_argument(
         "-o",
@@ -227,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=LOADERS,
         default="auto",
         help="how to read the logdir: rust (TensorBoard's data server), python (its multiplexer), "
-        "auto: rust when installed (default: auto)",
+        "auto: rust when installed, python for s3:// (default: auto)",
     )
     out.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     engine = parser.add_argument_group("aggregation (the same options as the Aggregate tab)")
@@ -258,9 +263,9 @@ def entry_point() -> None:
     # Defaults for numpy in this short-lived command, set before it is imported (the environment's own
     # settings win). Its only matrix products (the bootstrap's) are small, and OpenBLAS starts a thread
     # per core at import that spins for about 0.1 s, taking a core from TensorBoard's data server just
-    # as it loads (and, under load, one thread was up to 3x faster on the bootstrap than several). And it touches
-    # most of its memory once: asking the kernel for huge pages (numpy's default) made each fresh
-    # 8 MB array take 17 ms instead of 4 ms (compaction stalls), 0.05-0.07 s of the command.
+    # as it loads (and, under load, one thread was up to 3x faster on the bootstrap than several).
+    # And it touches most of its memory once: asking the kernel for huge pages (numpy's default) made
+    # each fresh 8 MB array take 17 ms instead of 4 ms (compaction stalls), 0.05-0.07 s of the command.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     status = main()
@@ -280,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OptionError as exc:  # from the Query, or a regex too slow on these names while computing
         _say(f"{PROG}: error: {_flag_message(exc)}")
         return EXIT_USAGE
-    except Failure as exc:
+    except (Failure, LogdirError) as exc:
         _say(f"{PROG}: error: {exc}")
         return EXIT_FAILURE
     except KeyboardInterrupt:
@@ -312,7 +317,7 @@ def _trap_termination() -> dict:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     query = query_from_args(args)
-    loader_for(args.loader, query.dup_steps)  # before any work: the loader may not give what is asked
+    loader_for(args.loader, query.dup_steps, args.logdir)  # before any work: the loader may not give it
     if args.list:
         if args.output:
             raise UsageError("--list writes nothing; leave out -o")
@@ -385,6 +390,8 @@ def _opened(args, query: Query) -> Iterator[tuple[Source, str]]:
                 meanwhile=functools.partial(_import_engine, query),
             )
             source, loader = stack.enter_context(opened)
+        except LogdirError:
+            raise  # its message names the logdir and the reason
         except (OSError, RuntimeError, TimeoutError, ImportError) as exc:
             raise Failure(f"cannot read {args.logdir}: {_reason(exc)}") from None
         yield source, loader
@@ -498,7 +505,7 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
                 manifest = tb_runs.write_runs(
                     result,
                     temp,
-                    logdir=os.path.abspath(args.logdir),
+                    logdir=args.logdir if scheme_of(args.logdir) else os.path.abspath(args.logdir),
                     on_run=lambda done, total: progress.stage(f"writing {out}: {done}/{total} runs"),
                 )
             return _n(len(manifest["runs"]), "TensorBoard run")
@@ -547,6 +554,8 @@ def _print_columns(rows: list[tuple[str, ...]]) -> None:
 
 
 def _check_logdir(logdir: str) -> None:
+    if scheme_of(logdir) is not None:  # object storage: checked as it is opened
+        return
     if not os.path.isdir(logdir):
         reason = "no such folder" if not os.path.exists(logdir) else "not a folder"
         raise Failure(f"cannot read {logdir}: {reason}")
@@ -554,6 +563,8 @@ def _check_logdir(logdir: str) -> None:
 
 def _check_apart(logdir: str, out: str) -> None:
     """OUT must be neither inside LOGDIR (never write into the runs) nor contain it."""
+    if scheme_of(logdir) is not None:  # in object storage: a local OUT is apart from it
+        return
     src, dst = os.path.realpath(logdir), os.path.realpath(out)
     if dst == src or dst.startswith(src.rstrip(os.sep) + os.sep):
         raise UsageError(f"{out} is inside the logdir {logdir}; write the output elsewhere")

@@ -27,6 +27,7 @@ from .compute import comparison, engine, stats, summary
 from .compute.result import DOWNSAMPLED, FULL_RESOLUTION, UnknownTagError
 from .query import OptionError, Query, options
 from .read.cache import LRU
+from .read.logdir import remote_note
 from .read.source import Source, repeats_needs_of
 from .series import SCALARS
 from .write import chart, table_text
@@ -329,7 +330,8 @@ class AggregatePlugin(base_plugin.TBPlugin):
         source = self._sources.get(experiment)
         if source is not None:
             return source
-        logdir = self._local_logdir(ctx, experiment)  # outside the lock: a remote provider's network call
+        location = self._data_location(ctx, experiment)  # outside the lock: a remote provider's network call
+        logdir = _local_folder(location)
         with self._lock:
             source = self._sources.get(experiment)
             if source is None:
@@ -340,25 +342,21 @@ class AggregatePlugin(base_plugin.TBPlugin):
                     ctx=ctx,
                     logdir=logdir,
                     repeats_needs=self._repeats_needs,
+                    # A logdir in object storage: TensorBoard loads it, but its files are not checked.
+                    notes=[remote_note(location, loaded_here=False)] if _is_url(location) else (),
                 )
                 self._sources.put(experiment, source)
             return source
 
-    def _local_logdir(self, ctx, experiment: str) -> str | None:
-        """The experiment's logdir when it is a folder on this machine, so the event files the loaders
-        skip can be named; ``None`` for a remote or unknown location (nothing is checked then).
-
-        Both of TensorBoard's loaders report ``--logdir`` as given as the ``data_location``.
-        """
+    def _data_location(self, ctx, experiment: str) -> str | None:
+        """The experiment's logdir as TensorBoard was given it (both of its loaders report ``--logdir``
+        as the ``data_location``); ``None`` when the provider cannot say."""
         try:
             location = self._provider.experiment_metadata(ctx, experiment_id=experiment).data_location
         except Exception as exc:  # a provider that cannot say: aggregate without the check
             logger.info("no experiment metadata: %s", exc)
             return None
-        if not isinstance(location, str) or not location:
-            return None
-        path = os.path.expanduser(location)
-        return path if os.path.isdir(path) else None
+        return location if isinstance(location, str) and location else None
 
     @wrappers.Request.application
     def _static_route(self, request):
@@ -380,6 +378,20 @@ class AggregatePlugin(base_plugin.TBPlugin):
         with open(file_path, "rb") as f:
             body = f.read()
         return http_util.Respond(request, body, content_type)
+
+
+def _local_folder(location: str | None) -> str | None:
+    """The logdir when it is a folder on this machine, so the event files the loaders skip can be
+    named; ``None`` for a remote or unknown location (nothing is checked then)."""
+    if location is None or _is_url(location):
+        return None
+    path = os.path.expanduser(location)
+    return path if os.path.isdir(path) else None
+
+
+def _is_url(location: str | None) -> bool:
+    """A logdir in object storage (``s3://``, ``gs://``...), as TensorBoard tells them from folders."""
+    return location is not None and "://" in location
 
 
 def _compressed_later(path: str) -> concurrent.futures.Future:

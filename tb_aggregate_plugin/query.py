@@ -22,6 +22,9 @@ CENTERS = ("mean", "median", "iqm")
 BANDS = ("std", "sem", "ci95", "minmax", "iqr", "boot95", "none")
 ALIGNS = ("auto", "exact", "interpolate")
 X_AXES = ("step", "relative", "wall")
+# x from another scalar tag: each run's value of tag NAME at each step.
+X_TAG_PREFIX = "tag:"
+X_MODES = X_AXES + (X_TAG_PREFIX + "NAME",)
 DUP_STEPS = ("last", "first", "mean")
 BASE_REDUCTIONS = (
     "mean",
@@ -192,7 +195,8 @@ class Query:
             band; ``boot95`` is the 95% percentile-bootstrap CI of the center.
         reductions: statistics in the result table, e.g. ``("mean", "std", "q05")``.
         align: ``auto`` | ``exact`` | ``interpolate``.
-        x: ``step`` | ``relative`` (seconds since the run's first point) | ``wall`` (epoch seconds).
+        x: ``step`` | ``relative`` (seconds since the run's first point) | ``wall`` (epoch seconds) |
+            ``tag:NAME`` (each run's value of scalar tag NAME at the same step).
         smoothing: TensorBoard's debiased EMA weight in [0, 1), applied per run before reducing.
         min_runs: points backed by fewer finite values than this are dropped.
         dup_steps: how repeated steps within a run are resolved: ``last`` | ``first`` | ``mean``.
@@ -233,7 +237,7 @@ class Query:
         _one_of("band", self.band, BANDS)
         set_(self, "reductions", parse_reductions(self.reductions))
         _one_of("align", self.align, ALIGNS)
-        _one_of("x", self.x, X_AXES)
+        set_(self, "x", _check_x(self.x))
         _one_of("dup_steps", self.dup_steps, DUP_STEPS)
         try:
             smoothing = float(self.smoothing)
@@ -250,6 +254,17 @@ class Query:
             set_(self, "baseline", "")
         elif not isinstance(self.baseline, str):
             raise OptionError("baseline", "must be a group name")
+
+    @property
+    def x_tag(self) -> str | None:
+        """NAME of ``x=tag:NAME``, else ``None`` (a step or time axis)."""
+        return self.x[len(X_TAG_PREFIX) :] if self.x.startswith(X_TAG_PREFIX) else None
+
+    @property
+    def x_is_grid(self) -> bool:
+        """Whether curves lie on an evenly spaced grid of their own (time axes and ``tag:NAME``), where
+        a grid point without a value is a gap, rather than on the runs' steps."""
+        return self.x != "step"
 
     def check_repeats_kept(self, needs: str | None) -> None:
         """See :func:`check_repeats_kept`: whether a reader that drops repeats can answer this query."""
@@ -291,6 +306,16 @@ def _integer(option: str, value: Any, lo: int, hi: int | None = None) -> int:
     if isinstance(value, bool) or number < lo or (hi is not None and number > hi):
         raise OptionError(option, f"{value!r} is not {what}")
     return number
+
+
+def _check_x(value: Any) -> str:
+    if isinstance(value, str) and value in X_AXES:
+        return value
+    if isinstance(value, str) and value.startswith(X_TAG_PREFIX):
+        if not value[len(X_TAG_PREFIX) :]:
+            raise OptionError("x", "tag: needs the name of a scalar tag, e.g. tag:train/samples_seen")
+        return value
+    raise OptionError("x", f"{value!r} is not one of {', '.join(X_MODES)}")
 
 
 def _check_group_by(value: Any) -> str:

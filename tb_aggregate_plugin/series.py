@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 
@@ -11,6 +12,10 @@ SCALARS = "scalars"
 HPARAMS = "hparams"
 # "Every point": far above any real series, but a plain int both loaders accept.
 ALL_POINTS = 2**31 - 1
+# A run name's last component as ``add_hparams`` of PyTorch and tensorboardX names the child run it
+# writes into: ``str(time.time())``, seconds since the epoch (nine digits or more: after 1973) with a
+# fraction, e.g. ``1795372541.3668559``.
+TIMESTAMP_COMPONENT = re.compile(r"\d{9,}\.\d+")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,3 +40,6 @@ class SeriesInfo:
 
     max_step: int
     max_wall_time: float
+    # The provider's runs whose series of this tag make up this one, when they are not just the run it
+    # is listed under: a run and the add_hparams child runs folded into it (see read/source.py).
+    parts: tuple[str, ...] = ()

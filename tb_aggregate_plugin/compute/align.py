@@ -74,6 +74,33 @@ def stack_shared(runs: list[Series], how: str) -> Aligned | None:
     return Aligned(first.astype(np.float64), values, np.vstack([s.wall for s in runs]), method)
 
 
+@dataclasses.dataclass
+class Paired:
+    """One run's series with its x from another tag: ``series`` holds the steps where the run logged
+    both, ``x`` the other tag's value there (finite and strictly increasing); ``dropped`` counts the
+    points left out because x was not finite or did not increase."""
+
+    series: Series
+    x: np.ndarray
+    dropped: int
+
+
+def pair_with_x(series: Series, x_series: Series) -> Paired:
+    """``series`` (resolved: sorted, one value per step) at the steps where ``x_series`` (resolved too)
+    has a value, with that value as its x. Points whose x is not finite, or not above every earlier x
+    of the run, are left out: x must increase strictly, and a point that goes back is not drawn."""
+    common, at, at_x = np.intersect1d(series.step, x_series.step, assume_unique=True, return_indices=True)
+    xs = x_series.value[at_x]
+    finite = np.isfinite(xs)
+    # Strictly above the largest x before it (the points already left out never exceed that maximum).
+    before = np.maximum.accumulate(np.where(finite, xs, -np.inf))
+    before = np.concatenate(([-np.inf], before[:-1]))
+    keep = finite & (xs > before)
+    at = at[keep]
+    paired = Series(common[keep], series.wall[at], series.value[at])
+    return Paired(paired, xs[keep], int(len(keep) - np.count_nonzero(keep)))
+
+
 def _x_of(series: Series, x: str) -> np.ndarray:
     if x == "step":
         return series.step.astype(np.float64)
@@ -82,17 +109,18 @@ def _x_of(series: Series, x: str) -> np.ndarray:
     return series.wall
 
 
-def align(runs: list[Series], how: str, x: str = "step") -> Aligned:
+def align(runs: list[Series], how: str, x: str = "step", xs: list[np.ndarray] | None = None) -> Aligned:
     """Align a group's runs (already resolved with :func:`resolve_repeats`, none empty).
 
     ``how``: ``exact`` puts each value at its own step on the union of the runs' steps;
     ``interpolate`` interpolates linearly onto that union, each run only inside its own first..last
     step (never extrapolated); ``auto`` is exact when all runs share their steps, else interpolate.
-    A time axis (``relative``, ``wall``) is always interpolated onto an evenly spaced grid spanning
-    the longest run, with as many points as the longest run.
+    Any other axis (``relative``, ``wall``, or ``tag:NAME`` with each run's x given as ``xs``, see
+    :func:`pair_with_x`) is always interpolated onto an evenly spaced grid spanning the runs' x, with
+    as many points as the longest run.
     """
     if x != "step":
-        xs = [_x_of(s, x) for s in runs]
+        xs = xs if xs is not None else [_x_of(s, x) for s in runs]
         orders = [np.argsort(v, kind="stable") for v in xs]
         lo = min(v.min() for v in xs)
         hi = max(v.max() for v in xs)

@@ -16,6 +16,7 @@ from ..query import Query
 from ..series import Series
 from . import align as align_mod
 from . import grouping, stats
+from . import result as result_mod
 from .result import Block, Result, UnknownTagError
 
 if TYPE_CHECKING:
@@ -30,7 +31,10 @@ def describe(query: Query, source: Source) -> dict:
     listing = source.list_scalars()
     runs = query.select_runs(sorted(listing))
     hparams = source.hparams()
-    groups, unplaced = grouping.group_runs(runs, query.group_by, hparams)
+    x_tag = query.x_tag
+    x_missing = [r for r in runs if x_tag is not None and x_tag not in listing[r]]
+    groups, unplaced = grouping.group_runs([r for r in runs if r not in x_missing], query.group_by, hparams)
+    unplaced.update({r: result_mod.no_x_tag(x_tag) for r in x_missing})
     selected_tags = set(query.select_tags(sorted({t for r in runs for t in listing[r]})))
     run_tags = {r: sorted(t for t in listing[r] if t in selected_tags) for r in runs}
     return {
@@ -86,9 +90,15 @@ def run(
         tags = query.select_tags(sorted(all_tags))
     # Only runs with a selected tag take part (a run of other tags is not "left out").
     runs = [r for r in runs if any(t in listing[r] for t in tags)]
+    x_tag = query.x_tag
+    x_missing = [r for r in runs if x_tag is not None and x_tag not in listing[r]]
+    runs = [r for r in runs if r not in x_missing]
     hparams = source.hparams() if query.group_by.startswith("hparam:") else {}
     placed, unplaced = grouping.group_runs(runs, query.group_by, hparams)
+    unplaced.update({r: result_mod.no_x_tag(x_tag) for r in x_missing})
     members = _members(placed)
+    # The x of every run, read once with the listing of the series it goes with (x=tag:NAME).
+    xdata = source.read({r: [x_tag] for r in placed}, listing) if x_tag is not None else {}
     partial = drawn_only and query.smoothing != 0.0
     names = stats.needed_for(() if partial else query.reductions, query.center, query.band)
     reduced_blocks: list[tuple[Block, dict]] = []  # (block, its curve), in tag and group order
@@ -96,7 +106,9 @@ def run(
     def reduce_tag(t: str, data: dict) -> list[tuple[Block, dict]]:
         reduced = []
         for group, group_runs in members.items():
-            block, piece = _reduce_block(query, source, t, group, group_runs, data, listing, names, keep_runs)
+            block, piece = _reduce_block(
+                query, source, t, group, group_runs, data, xdata, listing, names, keep_runs
+            )
             if block is not None:
                 reduced.append((block, piece))
         return reduced
@@ -121,7 +133,20 @@ def run(
     pieces = [piece for _, piece in reduced_blocks]
     problems = source.problems()
     skipped = {r: problems[r] for r in query.select_runs(sorted(problems))}
-    return Result(query, pieces, names, blocks, members, unplaced, tags, matched_runs, skipped, partial)
+    return Result(
+        query,
+        pieces,
+        names,
+        blocks,
+        members,
+        unplaced,
+        tags,
+        matched_runs,
+        skipped,
+        partial,
+        x_missing=x_missing,
+        source_notes=list(source.notes),
+    )
 
 
 def _members(placed: dict[str, str]) -> dict[str, list[str]]:
@@ -141,24 +166,33 @@ class _Prepared:
     resolved: list[Series] | None  # kept only when smoothing must go back to each run's own points
     aligned: align_mod.Aligned  # unsmoothed; walls dropped once their median is taken
     wall_time: np.ndarray | None  # median wall time of the runs at each grid step (step axis only)
+    xs: list[np.ndarray] | None = None  # each run's x (x=tag:NAME), to align again after smoothing
+    x_dropped: dict[str, int] = dataclasses.field(default_factory=dict)  # run -> points without a valid x
 
     @property
     def nbytes(self) -> int:
         own = sum(s.step.nbytes + s.wall.nbytes + s.value.nbytes for s in self.resolved or ())
+        own += sum(x.nbytes for x in self.xs or ())
         return own + self.aligned.values.nbytes + self.aligned.grid.nbytes
 
 
-def _reduce_block(query, source, tag, group, group_runs, data, listing, names, keep_runs):
+def _reduce_block(query, source, tag, group, group_runs, data, xdata, listing, names, keep_runs):
+    x_tag = query.x_tag
     used = [r for r in group_runs if (r, tag) in data and len(data[(r, tag)])]
+    if x_tag is not None:
+        used = [r for r in used if (r, x_tag) in xdata and len(xdata[(r, x_tag)])]
     if not used:
         return None, None
     # Each stage depends only on these series (named by their listing) and the options it uses, so a
     # second request that changes another option reuses it: band and center reuse even the reductions
     # when they were computed (every statistic of the unsmoothed curves; see run's drawn_only).
-    ident = (tag, tuple((r, listing[r][tag]) for r in used), query.dup_steps, query.align, query.x)
+    series_ids = tuple((r, listing[r][tag], listing[r][x_tag] if x_tag is not None else None) for r in used)
+    ident = (tag, series_ids, query.dup_steps, query.align, query.x)
     prep = source.memo.get_or_make(
-        ("prepared", *ident), lambda: _prepare(query, source, tag, used, data), _nbytes
+        ("prepared", *ident), lambda: _prepare(query, source, tag, used, data, xdata), _nbytes
     )
+    if not prep.used:  # no run has a point with a valid x
+        return None, None
     # The smoothed curves themselves are not kept: a new array of every point for each weight (a
     # slider asks for many), quick to make again, and memory that stays taken makes every later
     # request touch fresh pages, which is slow. Their reductions and the runs' final values are small.
@@ -183,17 +217,34 @@ def _reduce_block(query, source, tag, group, group_runs, data, listing, names, k
         piece["wall_time"] = prep.wall_time
     keep = reduced["n"] >= query.min_runs
     piece = {k: v[keep] for k, v in piece.items()}  # copies: the memoised arrays stay as they are
+    if query.x_is_grid:
+        # On an evenly spaced grid, points left out (no run has a value there, or fewer than
+        # min_runs) are a gap the chart must not bridge: "gap" marks each point that follows one.
+        at = np.flatnonzero(keep)
+        piece["gap"] = np.concatenate(([False], np.diff(at) > 1)) if len(at) else np.zeros(0, bool)
     piece["tag"], piece["group"] = tag, group
     kept = None
     if keep_runs:
         values = smoothed[0] if smoothed else _smooth(prep, query)[0]
         kept = align_mod.Aligned(grid, values, prep.aligned.walls, prep.aligned.method)
     method = prep.aligned.method
-    block = Block(tag, group, used, method, dict(prep.nonfinite), dict(finals), list(prep.downsampled), kept)
+    block = Block(
+        tag,
+        group,
+        list(prep.used),
+        method,
+        dict(prep.nonfinite),
+        dict(finals),
+        list(prep.downsampled),
+        kept,
+        dict(prep.x_dropped),
+    )
     return block, piece
 
 
-def _prepare(query, source, tag, used, data) -> _Prepared:
+def _prepare(query, source, tag, used, data, xdata) -> _Prepared:
+    if query.x_tag is not None:
+        return _prepare_on_tag(query, source, tag, used, data, xdata)
     raws = [data[(r, tag)] for r in used]
     downsampled = [r for r, raw in zip(used, raws) if source.is_downsampled(raw)]
     stacked = align_mod.stack_shared(raws, query.align) if query.x == "step" else None
@@ -219,6 +270,33 @@ def _prepare(query, source, tag, used, data) -> _Prepared:
     return _Prepared(used, nonfinite, downsampled, None if shared else resolved, aligned, wall_time)
 
 
+def _prepare_on_tag(query, source, tag, used, data, xdata) -> _Prepared:
+    """x=tag:NAME: each run's points at the steps where it logged both tags, x from NAME (finite and
+    strictly increasing, see ``align.pair_with_x``), interpolated onto an evenly spaced grid of x."""
+    x_tag = query.x_tag
+    kept, resolved, xs, nonfinite, downsampled, dropped = [], [], [], {}, [], {}
+    for r in used:
+        raw = data[(r, tag)]
+        series = align_mod.resolve_repeats(raw, query.dup_steps)
+        paired = align_mod.pair_with_x(series, align_mod.resolve_repeats(xdata[(r, x_tag)], query.dup_steps))
+        if paired.dropped:
+            dropped[r] = paired.dropped
+        if not len(paired.series):
+            continue
+        kept.append(r)
+        resolved.append(paired.series)
+        xs.append(paired.x)
+        nonfinite[r] = int(len(paired.series) - np.count_nonzero(np.isfinite(paired.series.value)))
+        if source.is_downsampled(raw) or source.is_downsampled(xdata[(r, x_tag)]):
+            downsampled.append(r)
+    if not kept:
+        empty = align_mod.Aligned(np.empty(0), np.empty((0, 0)), np.empty((0, 0)), "interpolate")
+        return _Prepared([], {}, [], [], empty, None, [], dropped)
+    aligned = align_mod.align(resolved, query.align, query.x, xs=xs)
+    aligned = align_mod.Aligned(aligned.grid, aligned.values, np.empty((0, 0)), aligned.method)
+    return _Prepared(kept, nonfinite, downsampled, resolved, aligned, None, xs, dropped)
+
+
 def _smooth(prep: _Prepared, query) -> tuple[np.ndarray, dict[str, float]]:
     """The aligned values after smoothing each run, and each run's last finite smoothed value."""
     if prep.resolved is None:  # shared steps: the rows are the runs
@@ -229,7 +307,7 @@ def _smooth(prep: _Prepared, query) -> tuple[np.ndarray, dict[str, float]]:
         values = prep.aligned.values
     else:  # runs on different steps: smooth each on its own points, then align again
         runs = [Series(s.step, s.wall, stats.smooth(s.value, query.smoothing)) for s in runs]
-        values = align_mod.align(runs, query.align, query.x).values
+        values = align_mod.align(runs, query.align, query.x, xs=prep.xs).values
     finals = {}
     for r, s in zip(prep.used, runs):
         finite = s.value[np.isfinite(s.value)]

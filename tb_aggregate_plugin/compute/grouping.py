@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from ..query import search_names
+from ..series import TIMESTAMP_COMPONENT
 
 ALL = "all"
 # A repetition index: seed_3, seed3, seed-3, run-2, trial_7, rep1, fold_4, version_0, or a bare number.
@@ -17,13 +18,20 @@ _REPEAT_PREFIX = re.compile(rf"^{_REPEAT_WORD}[_\-.,+ ]+", re.IGNORECASE)
 
 
 def auto_key(run: str) -> str:
-    """The run name without its repetition index.
+    """The run name without its repetition index and without a float timestamp component (the name
+    ``add_hparams`` gives its child runs).
 
-    ``lr=0.1/seed_3`` -> ``lr=0.1``; ``seed_0/train`` -> ``train``; ``lr=0.1_seed3`` -> ``lr=0.1``.
+    ``lr=0.1/seed_3`` -> ``lr=0.1``; ``seed_0/train`` -> ``train``; ``lr=0.1_seed3`` -> ``lr=0.1``;
+    ``lr=0.1/seed_3/1795372541.3668559`` -> ``lr=0.1``.
     """
     parts = []
     for part in run.split("/"):
-        if not part or part == "." or _REPEAT_COMPONENT.fullmatch(part):
+        if (
+            not part
+            or part == "."
+            or _REPEAT_COMPONENT.fullmatch(part)
+            or TIMESTAMP_COMPONENT.fullmatch(part)
+        ):
             continue
         part = _REPEAT_PREFIX.sub("", _REPEAT_SUFFIX.sub("", part))
         if part:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..query import Query
+from ..query import X_TAG_PREFIX, Query
 from . import align as align_mod
 
 if TYPE_CHECKING:
@@ -26,6 +26,19 @@ class UnknownTagError(LookupError):
     """The requested tag is in none of the selected runs."""
 
 
+def no_x_tag(x_tag: str) -> str:
+    """Why a run is left out under ``x=tag:NAME``: it has no tag NAME."""
+    return f"has no scalar tag {x_tag!r} to use as x"
+
+
+def x_dropped_note(x_tag: str, run: str, count: int) -> str:
+    """Points of a run left out under ``x=tag:NAME`` because NAME's value does not go up there."""
+    return (
+        f"{count} point(s) of run {run!r} left out: {x_tag!r} is not finite there or does not "
+        "increase strictly (x must increase within a run)"
+    )
+
+
 @dataclasses.dataclass
 class Block:
     """What stands behind one (tag, group) curve."""
@@ -38,6 +51,7 @@ class Block:
     finals: dict[str, float]  # run -> last finite (smoothed) value, for comparing groups
     downsampled: list[str]  # runs whose series may have been thinned by the loader
     aligned: align_mod.Aligned | None = None  # kept only with keep_runs=True
+    x_dropped: dict[str, int] = dataclasses.field(default_factory=dict)  # run -> points without a valid x
 
 
 @dataclasses.dataclass
@@ -54,15 +68,20 @@ class Result:
     matched_runs: int = 0  # runs whose name matches the run filter, with or without the tags
     skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # run -> unreadable event data
     partial: bool = False  # only n, center and band were computed (see run's drawn_only)
+    x_missing: list[str] = dataclasses.field(default_factory=list)  # runs left out: no tag NAME of x=tag:NAME
+    source_notes: list[str] = dataclasses.field(default_factory=list)  # what the reading could not do
 
     @property
     def x(self) -> str:
+        """The x axis, which is also the name of the x column: ``step``, ``relative``, ``wall`` or
+        ``tag:NAME``."""
         return self.query.x
 
     @functools.cached_property
     def frame(self) -> pd.DataFrame:
         """``tag, group, <x>, [wall_time], n, <statistics>, center, band_lo, band_hi``, one row per
-        point of each curve; built when first asked for (a chart reads :attr:`curves` directly)."""
+        point of each curve; built when first asked for (a chart reads :attr:`curves` directly). The
+        x column is named as the x axis (:attr:`x`)."""
         import pandas as pd
 
         names = ["tag", "group", self.x] + (["wall_time"] if self.x == "step" else []) + ["n"]
@@ -100,7 +119,7 @@ class Result:
 
     def notes(self, tag: str | None = None) -> list[str]:
         """Plain-language notes: what was left out and why (only the notes of ``tag`` if given)."""
-        notes = []
+        notes = list(self.source_notes)
         if not self.matched_runs:
             notes.append(f"no run matches runs={self.query.runs!r}")
         elif not self.tags:
@@ -108,13 +127,16 @@ class Result:
         for run, reason in self.skipped.items():
             notes.append(f"run {run!r}: event data skipped: {reason}")
         for run, reason in sorted(self.unplaced.items()):
-            notes.append(f"run {run!r} left out: {reason} (group_by={self.query.group_by})")
+            option = f"x={self.query.x}" if run in self.x_missing else f"group_by={self.query.group_by}"
+            notes.append(f"run {run!r} left out: {reason} ({option})")
         for b in self.blocks:
             if tag is not None and b.tag != tag:
                 continue
             for run, count in sorted(b.nonfinite.items()):
                 if count:
                     notes.append(f"{b.tag}: {count} NaN/inf value(s) of run {run!r} left out")
+            for run, count in sorted(b.x_dropped.items()):
+                notes.append(f"{b.tag}: {x_dropped_note(self.query.x_tag, run, count)}")
             if b.downsampled:
                 notes.append(f"{b.tag}: {len(b.downsampled)} run(s) {DOWNSAMPLED}; {FULL_RESOLUTION}")
         return notes
@@ -134,9 +156,11 @@ def _columns(pieces: list[dict], names: list[str]) -> dict[str, np.ndarray]:
     return out
 
 
-def group_notes(block: Block, members: list[str], min_runs: int = 1) -> list[str]:
+def group_notes(block: Block, members: list[str], min_runs: int = 1, x: str = "step") -> list[str]:
     """Plain-language notes for one group's curve: alignment used and what was left out."""
-    if block.alignment == "exact":
+    if x != "step":
+        notes = [f"interpolated onto an evenly spaced grid of {x}, each run only inside its own range"]
+    elif block.alignment == "exact":
         notes = ["aligned exactly: every run's value at its own step"]
     else:
         notes = ["interpolated onto the union of the runs' steps, each run only inside its first..last step"]
@@ -147,6 +171,9 @@ def group_notes(block: Block, members: list[str], min_runs: int = 1) -> list[str
     for run, count in sorted(block.nonfinite.items()):
         if count:
             notes.append(f"{count} NaN/inf value(s) of run {run!r} left out")
+    if x.startswith(X_TAG_PREFIX):
+        for run, count in sorted(block.x_dropped.items()):
+            notes.append(x_dropped_note(x[len(X_TAG_PREFIX) :], run, count))
     if min_runs > 1:
         notes.append(f"points backed by fewer than {min_runs} runs are left out (min_runs)")
     if block.downsampled:

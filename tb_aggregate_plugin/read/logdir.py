@@ -4,6 +4,12 @@
 server is missing or when repeated steps must be kept (the data server keeps only the last write of
 a repeated step). A logdir larger than ``sliced.SLICE_BYTES`` is loaded by the data server a slice
 of runs at a time (see :mod:`.sliced`), so no loader ever holds all of it at once.
+
+A logdir in object storage (``s3://BUCKET/PREFIX``, ``gs://BUCKET/PREFIX``) is read by the loader
+TensorBoard itself picks for it (``REMOTE_LOADERS``): its data server reads ``gs://`` natively, its
+Python loader reads ``s3://`` through boto3 (honouring ``S3_ENDPOINT``). Slicing and the framing
+check need a local filesystem: such a logdir is loaded whole and not checked (:func:`remote_note`
+says so). What keeps it from being read is one line (:class:`LogdirError`), never a traceback.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import contextlib
 import functools
 import logging
 import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -34,7 +41,55 @@ RUST_DROPS_REPEATS = (
     "only the last write of a repeated step"
 )
 
+# The loader ``auto`` picks for a logdir in object storage, by scheme: TensorBoard's own choice.
+REMOTE_LOADERS = {"s3": "python", "gs": "rust"}
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+# Error codes of object storage that mean the credentials do not open the bucket.
+_DENIED = ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled", "403")
+
 logger = logging.getLogger(__name__)
+
+
+class LogdirError(OSError):
+    """A logdir that cannot be read: ``str()`` is one line, ``cannot read LOGDIR: reason``."""
+
+    def __init__(self, logdir: str, reason: str):
+        super().__init__(f"cannot read {logdir}: {' '.join(reason.split())}")
+        self.logdir = logdir
+        self.reason = reason
+
+
+def scheme_of(logdir: str) -> str | None:
+    """``s3`` or ``gs`` for a logdir in object storage, ``None`` for a local path.
+
+    Raises:
+        LogdirError: another scheme (``hdfs://``...), or no bucket, or (``s3://``) no prefix.
+    """
+    match = _SCHEME.match(logdir)
+    if match is None:
+        return None
+    scheme = match.group(1).lower()
+    if scheme not in REMOTE_LOADERS:
+        raise LogdirError(
+            logdir, f"{scheme}:// is not read: give a folder, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX"
+        )
+    bucket, _, prefix = logdir[match.end() :].partition("/")
+    if not bucket:
+        raise LogdirError(logdir, f"no bucket: give {scheme}://BUCKET/PREFIX")
+    if scheme == "s3" and not prefix.strip("/"):
+        # TensorBoard's S3 reader lists a "folder" by its key prefix, and cannot list a bucket's top.
+        raise LogdirError(logdir, "give a prefix inside the bucket, s3://BUCKET/PREFIX")
+    return scheme
+
+
+def remote_note(logdir: str, *, loaded_here: bool = True) -> str:
+    """What is not done for a logdir in object storage (both need a local filesystem): the framing
+    check, and (``loaded_here``: by the API and the command line) loading a slice of runs at a time."""
+    whole = "loaded whole, not a slice of runs at a time, and " if loaded_here else ""
+    return (
+        f"logdir {logdir} is not a local folder: {whole}its event files are not checked for damage "
+        "(an empty, unreadable or cut-off file is skipped by the loader without a note)"
+    )
 
 
 class LoadedLogdir:
@@ -78,20 +133,30 @@ class LoadedLogdir:
         self.close()
 
 
-def loader_for(loader: str, dup_steps: str) -> str:
+def loader_for(loader: str, dup_steps: str, logdir: str | None = None) -> str:
     """The loader that reads a path for ``dup_steps``: ``rust`` or ``python`` (``auto`` picks python
-    when repeated steps must be kept, which the data server drops).
+    when repeated steps must be kept, which the data server drops, and for ``s3://``, which only the
+    Python loader reads).
 
     Raises:
-        OptionError: ``loader`` is unknown, or ``rust`` is asked for with ``dup_steps`` first or mean.
+        OptionError: ``loader`` is unknown, or ``rust`` is asked for with ``dup_steps`` first or mean,
+            or for an ``s3://`` logdir.
+        LogdirError: ``logdir`` is a URL that is not read (see :func:`scheme_of`).
     """
-    if loader not in LOADERS:
-        from ..query import OptionError
+    from ..query import OptionError
 
+    if loader not in LOADERS:
         raise OptionError("loader", f"{loader!r} is not one of {', '.join(LOADERS)}")
+    scheme = scheme_of(logdir) if logdir else None
+    if loader == "rust" and REMOTE_LOADERS.get(scheme, "rust") != "rust":
+        raise OptionError(
+            "loader",
+            f"'rust' cannot read {scheme}:// (TensorBoard's data server reads folders and gs://): "
+            f"use {ref('loader')} auto or python",
+        )
     if loader == "rust":
         check_repeats_kept(dup_steps, RUST_DROPS_REPEATS)
-    if loader == "auto" and dup_steps != "last":
+    if loader == "auto" and (dup_steps != "last" or REMOTE_LOADERS.get(scheme) == "python"):
         return "python"
     return loader
 
@@ -111,14 +176,18 @@ def logdir_source(
     the event files' framing is checked then too, rather than after the points are read. The logdir
     is walked once, for both the slices and that check.
 
+    A logdir in object storage is loaded whole and not checked: the source's notes say so.
+
     Raises:
         OptionError: the loader cannot give what ``dup_steps`` needs (see :func:`loader_for`).
         FileNotFoundError: ``logdir`` is not a folder.
+        LogdirError: a logdir in object storage cannot be read (no such bucket, no credentials...).
     """
-    chosen = loader_for(loader, dup_steps)
-    if not os.path.isdir(logdir):
+    chosen = loader_for(loader, dup_steps, logdir)
+    remote = scheme_of(logdir) is not None
+    if not remote and not os.path.isdir(logdir):
         raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
-    files = event_files(logdir)
+    files = None if remote else event_files(logdir)
     checked = []
 
     def check_framing() -> None:
@@ -127,7 +196,7 @@ def logdir_source(
         checked.append(LogdirHealth(logdir))
         checked[0].problems(files)
 
-    tasks = ([meanwhile] if meanwhile is not None else []) + [check_framing]
+    tasks = ([meanwhile] if meanwhile is not None else []) + ([] if remote else [check_framing])
     with open_logdir(
         logdir, loader=chosen, keep_repeated_steps=dup_steps != "last", meanwhile=tasks, files=files
     ) as loaded:
@@ -143,6 +212,7 @@ def logdir_source(
             max_cache_points=0,
             max_memo_bytes=0,
             repeats_needs=dropped,
+            notes=[remote_note(logdir)] if remote else (),
         )
         yield source, loaded.loader
 
@@ -164,11 +234,24 @@ def open_logdir(
     a logdir of more than ``slice_bytes`` of event files is loaded in slices of about that size
     (``None``: all at once), planned from ``files`` (the logdir walked now when not given). Each call
     of ``meanwhile`` is made once, while the data server loads if one does (with slices, one per slice).
+
+    A logdir in object storage (``s3://``, ``gs://``) is loaded whole, ``auto`` picking the loader
+    TensorBoard picks for it (``REMOTE_LOADERS``); if that loader fails, the error says why, rather
+    than the other loader's failure (only a missing data server falls back to Python).
+
+    Raises:
+        FileNotFoundError: a local ``logdir`` is not a folder.
+        LogdirError: a logdir in object storage cannot be read (the reason in one line).
     """
-    if not os.path.isdir(logdir):
+    scheme = scheme_of(logdir)
+    if scheme is None and not os.path.isdir(logdir):
         raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
     if loader not in LOADERS:
         raise ValueError(f"loader: {loader!r} is not one of {', '.join(LOADERS)}")
+    if scheme is not None:
+        slice_bytes = None  # slices are folders of links to local files
+        if loader == "auto" and not keep_repeated_steps:
+            loader = REMOTE_LOADERS[scheme]
     pending = list(meanwhile)  # each made once, also when the data server fails and Python loads
 
     def tasks() -> Iterator[Callable[[], object]]:
@@ -178,13 +261,86 @@ def open_logdir(
     if loader == "rust" or (loader == "auto" and not keep_repeated_steps):
         try:
             return _load_with_data_server(logdir, slice_bytes, tasks, files)
+        except DataServerFailed as exc:
+            if scheme is not None:
+                why = f"TensorBoard's data server: {exc}"
+                if "authentication" in str(exc):
+                    why = f"no credentials for {scheme}:// found ({why})"
+                raise LogdirError(logdir, why) from None
+            if loader == "rust":
+                raise
+            logger.info("data server failed (%s); using the Python loader", exc)
         except Exception as exc:
             if loader == "rust":
                 raise
             logger.info("data server unavailable (%s); using the Python loader", exc)
     for task in tasks():
         task()
-    return _open_with_multiplexer(logdir)
+    if scheme is None:
+        return _open_with_multiplexer(logdir)
+    _check_with_python_loader(logdir, scheme)
+    try:
+        return _open_with_multiplexer(logdir)
+    except Exception as exc:
+        raise LogdirError(logdir, _storage_reason(exc, logdir)) from None
+
+
+def _check_with_python_loader(logdir: str, scheme: str) -> None:
+    """Ask TensorBoard's file layer (which its Python loader reads through) whether ``logdir`` is a
+    folder there, so that what keeps it from being read is said in one line before loading.
+
+    Raises:
+        LogdirError: boto3 is missing, no credentials, no such bucket, no such folder, ...
+    """
+    if scheme == "s3":
+        try:
+            import boto3  # noqa: F401  (TensorBoard's S3 reader needs it, and says so less clearly)
+        except ImportError:
+            raise LogdirError(logdir, "reading s3:// needs boto3 (pip install boto3)") from None
+    from tensorboard.compat import tf  # what TensorBoard's Python loader reads files through
+    from tensorboard.compat.tensorflow_stub import errors as tf_errors
+    from tensorboard.compat.tensorflow_stub.io import gfile
+
+    stub = tf.io.gfile is gfile  # TensorFlow's own, when it is installed, reads as it reads
+    if stub and scheme == "s3":
+        # The stand-in reads S3_ENDPOINT once, when imported: a value set later (a notebook, a test)
+        # would be ignored, and the default endpoint asked instead.
+        fs = gfile.get_filesystem(logdir)
+        if getattr(fs, "_s3_endpoint", None) != os.environ.get("S3_ENDPOINT"):
+            gfile.register_filesystem("s3", gfile.S3FileSystem())
+    try:
+        found = tf.io.gfile.isdir(logdir)
+    except tf_errors.UnimplementedError:
+        raise LogdirError(
+            logdir, f"TensorBoard's Python loader reads {scheme}:// only through fsspec (pip install gcsfs)"
+        ) from None
+    except Exception as exc:
+        raise LogdirError(logdir, _storage_reason(exc, logdir)) from None
+    if not found:
+        raise LogdirError(logdir, "no such folder: nothing is stored under that prefix")
+
+
+def _storage_reason(exc: BaseException, logdir: str) -> str:
+    """What went wrong talking to object storage, in a few plain words."""
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):  # the storage answered with an error
+        error = response.get("Error", {})
+        code, message = str(error.get("Code", "")), str(error.get("Message", ""))
+        if code == "NoSuchBucket":
+            return f"no such bucket {logdir.split('://', 1)[1].split('/', 1)[0]!r}"
+        if code in _DENIED:
+            return f"access denied ({code}: {message})" if message else f"access denied ({code})"
+        return f"{code}: {message}" if message else code or type(exc).__name__
+    name = type(exc).__name__
+    if name == "NoCredentialsError":
+        return "no credentials: boto3 found none (in its environment variables or its config files)"
+    if name in ("EndpointConnectionError", "ConnectTimeoutError", "ConnectionClosedError"):
+        endpoint = getattr(exc, "kwargs", {}).get("endpoint_url")
+        return f"cannot connect to {endpoint}" if endpoint else str(exc)
+    if isinstance(exc, ImportError):
+        return str(exc)
+    text = str(exc).strip().splitlines()
+    return text[0] if text else name
 
 
 def _load_with_data_server(
@@ -198,7 +354,7 @@ def _load_with_data_server(
         slices = sliced.plan({run: sum(paths.values()) for run, paths in runs.items()}, slice_bytes)
         if len(slices) > 1:
             return LoadedLogdir(sliced.load(runs, slices, DataServer, tasks()), "rust")
-    server = DataServer(logdir)
+    server = DataServer(logdir if scheme_of(logdir) else os.path.abspath(logdir))
     try:
         for task in tasks():
             task()
@@ -224,6 +380,10 @@ def _open_with_multiplexer(logdir: str) -> LoadedLogdir:
     return LoadedLogdir(data_provider.MultiplexerDataProvider(multiplexer, logdir), "python")
 
 
+class DataServerFailed(RuntimeError):
+    """TensorBoard's data server started but could not load the logdir (the reason is its own)."""
+
+
 class DataServer:
     """TensorBoard's Rust data server, started on ``logdir`` to load it once; :meth:`wait` for it.
 
@@ -236,9 +396,11 @@ class DataServer:
         binary = _server_binary()
         self._tmp = tempfile.TemporaryDirectory(prefix="tb_aggregate_")
         self._port_file = os.path.join(self._tmp.name, "port")
+        self._error_file = os.path.join(self._tmp.name, "error")
         args = [
             binary,
-            f"--logdir={os.path.abspath(logdir)}",
+            f"--logdir={logdir}",  # a folder (absolute) or gs://BUCKET/PREFIX
+            f"--error-file={self._error_file}",  # why it cannot start, e.g. a logdir it cannot read
             "--reload=once",
             "--samples-per-plugin=scalars=all,hparams=all",  # every point of these two plugins
             "--port=0",
@@ -252,6 +414,7 @@ class DataServer:
             self._tmp.cleanup()
             raise
         self._loaded = False
+        self._failure: str | None = None  # why it stopped loading, from its log
         self._channel = None  # the gRPC channel to it, once loaded
         self._done = threading.Event()  # loaded, or exited without loading
         threading.Thread(target=self._read_log, daemon=True).start()
@@ -261,6 +424,10 @@ class DataServer:
             for line in self._proc.stderr:
                 if not self._done.is_set() and "Finished load cycle" in line:
                     self._loaded = True
+                    self._done.set()
+                elif not self._done.is_set() and " panicked at " in line:
+                    # Its loading thread died (e.g. no credentials for gs://): it would never finish.
+                    self._failure = _panic_message(line)
                     self._done.set()
         self._done.set()
 
@@ -272,7 +439,7 @@ class DataServer:
             if not self._done.wait(timeout):
                 raise TimeoutError("data server did not finish loading")
             if not self._loaded:
-                raise RuntimeError(f"data server exited with status {self._proc.wait()}")
+                raise DataServerFailed(self._failure or self._exit_reason())
             with open(self._port_file) as f:
                 port = int(f.read())
             self._channel, stub = grpc_fast.connect(port)
@@ -286,6 +453,15 @@ class DataServer:
             return grpc_provider.GrpcDataProvider(f"localhost:{port}", stub)
 
         return LoadedLogdir(loader="rust", closer=self.close, make_provider=make_provider, stub=stub)
+
+    def _exit_reason(self) -> str:
+        status = self._proc.wait()
+        try:
+            with open(self._error_file, encoding="utf-8", errors="replace") as f:
+                said = " ".join(f.read().split())
+        except OSError:
+            said = ""
+        return said or f"exited with status {status}"
 
     def close(self, wait: bool = True) -> None:
         """Stop the server (again: nothing more). ``wait=False`` returns at once; a later
@@ -304,6 +480,14 @@ class DataServer:
                 self._proc.wait()
             finally:
                 killer.cancel()
+
+
+def _panic_message(line: str) -> str:
+    """The message of a Rust panic line (``thread 'X' panicked at 'message', file:line``), shortened
+    to its first clause: its details are a chain of nested error values."""
+    found = re.search(r"panicked at '(.*)', \S+:\d+", line)
+    message = found.group(1) if found else line.strip()
+    return message.split("(", 1)[0].strip()[:300]
 
 
 @functools.cache

@@ -57,7 +57,9 @@ class SnapshotProvider(tb_provider.DataProvider):
                     listing.setdefault(run, {})[tag] = _listed(s)
             else:
                 listing = provider.list_scalars(ctx, experiment_id=experiment_id, plugin_name=SCALARS)
-                source = Source(provider, experiment_id, max_cache_points=0, max_memo_bytes=0)
+                source = Source(
+                    provider, experiment_id, max_cache_points=0, max_memo_bytes=0, fold_children=False
+                )
                 series = source.read({run: list(tags) for run, tags in listing.items()})
             self._hparams.update(tensors.result())
         self._scalars.update(listing)

@@ -21,10 +21,10 @@ from tensorboard import context as tb_context
 from tensorboard.data import provider as tb_provider
 
 from ..series import ALL_POINTS, SCALARS, Series, SeriesInfo
+from . import hparams as hparams_mod
 from .cache import LRU
 from .grpc_fast import array_reader
 from .health import LogdirHealth
-from .hparams import read_hparams
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +65,12 @@ class Source:
 
     ``repeats_needs``: ``None`` when the provider keeps every write of a repeated step, else what it
     takes to keep them (``Query.check_repeats_kept`` says it to a user who asks for them).
+
+    Runs are the provider's runs with ``add_hparams`` child runs folded into their parent (the rule is
+    in :mod:`.hparams`): a child's scalars are listed and read as its parent's (its points after the
+    parent's own when both have a tag), its hparams count as the parent's, and it is not listed itself.
+    ``fold_children=False`` lists the provider's runs as they are. ``notes``: what the reading could
+    not do for this source, said to the user with every result (a remote logdir's unchecked files).
     """
 
     def __init__(
@@ -80,11 +86,15 @@ class Source:
         logdir: str | None = None,
         health: LogdirHealth | None = None,
         repeats_needs: str | None = None,
+        fold_children: bool = True,
+        notes: Iterable[str] = (),
     ):
         self.provider = provider
         self.experiment_id = experiment_id
         self.sample_limit = sample_limit
         self.repeats_needs = repeats_needs
+        self.fold_children = fold_children
+        self.notes = list(notes)
         self._ctx = ctx or tb_context.RequestContext()
         self._cache: LRU[tuple[SeriesInfo, Series]] = LRU(max_cache_points)
         self.memo: LRU[object] = LRU(max_memo_bytes)
@@ -92,6 +102,8 @@ class Source:
         self._lock = threading.Lock()
         self._fast_reader = array_reader(provider) if fast_path else None
         self._recent: dict[str, tuple[float, object]] = {}  # what _reused keeps: (when, value)
+        # A candidate child run's points per tag, by its listing: a new listing, a new count.
+        self._child_points: LRU[dict[str, int]] = LRU(10_000)
         if health is None and logdir and os.path.isdir(logdir):
             health = LogdirHealth(logdir)
         self._health = health
@@ -101,22 +113,83 @@ class Source:
         return self._fast_reader is not None
 
     def list_scalars(self) -> dict[str, dict[str, SeriesInfo]]:
-        """``{run: {tag: SeriesInfo}}`` of every scalar series the provider has now (do not modify).
+        """``{run: {tag: SeriesInfo}}`` of every scalar series the provider has now (do not modify),
+        ``add_hparams`` child runs folded into their parent.
 
         From the data server, a listing less than ``LISTING_TTL`` seconds old is reused; an in-process
         provider is asked every time (it is cheap, and a caller may just have told it to reload).
         """
+        return self._folded()[0]
 
-        def listed() -> dict[str, dict[str, SeriesInfo]]:
-            listing = self.provider.list_scalars(
-                self._ctx, experiment_id=self.experiment_id, plugin_name=SCALARS
+    def hparams(self) -> dict[str, dict[str, object]]:
+        """``{run: {name: value}}`` (see :mod:`.hparams`), of the runs :meth:`list_scalars` names."""
+        _, tensors, children = self._folded()
+        return hparams_mod.hparams_of_listing(tensors, children)
+
+    def _folded(self) -> tuple[dict[str, dict[str, SeriesInfo]], Mapping, dict[str, str]]:
+        return self._reused("listing", self._fold)
+
+    def _fold(self) -> tuple[dict[str, dict[str, SeriesInfo]], Mapping, dict[str, str]]:
+        """The listing with each ``add_hparams`` child run folded into its parent, the hparams
+        listing (parsed only when asked for: :meth:`hparams`) and ``{child: parent}``."""
+        raw = self.provider.list_scalars(self._ctx, experiment_id=self.experiment_id, plugin_name=SCALARS)
+        listing = {
+            run: {tag: SeriesInfo(int(ts.max_step), float(ts.max_wall_time)) for tag, ts in tags.items()}
+            for run, tags in raw.items()
+        }
+        tensors = hparams_mod.hparams_listing(self.provider, self._ctx, self.experiment_id)
+        if not self.fold_children:
+            return listing, tensors, {}
+        candidates = hparams_mod.child_candidates(listing, tensors)
+        points = self._points_of({run: listing[run] for run in candidates if run in listing})
+        children = {c: p for c, p in candidates.items() if hparams_mod.few_points(points.get(c, {}))}
+        if not children:
+            return listing, tensors, children
+        # Per (owner, tag) the runs it is read from: the owner itself first, then its children in time order.
+        order = [r for r in listing if r not in children]
+        order += sorted((r for r in listing if r in children), key=lambda r: float(r.rsplit("/", 1)[-1]))
+        sources: dict[str, dict[str, list[tuple[str, SeriesInfo]]]] = {}
+        for run in order:
+            owner = children.get(run, run)
+            for tag, info in listing[run].items():
+                sources.setdefault(owner, {}).setdefault(tag, []).append((run, info))
+        folded = {}
+        for owner, tags in sources.items():
+            folded[owner] = {}
+            for tag, parts in tags.items():
+                if len(parts) == 1 and parts[0][0] == owner:
+                    folded[owner][tag] = parts[0][1]
+                else:
+                    folded[owner][tag] = SeriesInfo(
+                        max(info.max_step for _, info in parts),
+                        max(info.max_wall_time for _, info in parts),
+                        tuple(run for run, _ in parts),
+                    )
+        return folded, tensors, children
+
+    def _points_of(self, runs: Mapping[str, Mapping[str, SeriesInfo]]) -> dict[str, dict[str, int]]:
+        """``{run: {tag: points}}`` of a few (candidate child) runs, counted up to one more than a
+        child may hold: one request of a few points each, remembered while their listing holds."""
+        counts: dict[str, dict[str, int]] = {}
+        unknown = []
+        for run, tags in runs.items():
+            hit = self._child_points.get((run, tuple(sorted(tags.items()))))
+            if hit is None:
+                unknown.append(run)
+            else:
+                counts[run] = hit
+        if unknown:
+            data = self.provider.read_scalars(
+                self._ctx,
+                experiment_id=self.experiment_id,
+                plugin_name=SCALARS,
+                downsample=hparams_mod.CHILD_MAX_POINTS + 1,
+                run_tag_filter=tb_provider.RunTagFilter(runs=sorted(unknown)),
             )
-            return {
-                run: {tag: SeriesInfo(int(ts.max_step), float(ts.max_wall_time)) for tag, ts in tags.items()}
-                for run, tags in listing.items()
-            }
-
-        return self._reused("listing", listed)
+            for run in unknown:
+                counts[run] = {tag: len(points) for tag, points in data.get(run, {}).items()}
+                self._child_points.put((run, tuple(sorted(runs[run].items()))), counts[run])
+        return counts
 
     def _reused(self, name: str, make: Callable[[], object]) -> object:
         """``make()``; from the data server, its result of less than ``LISTING_TTL`` seconds ago
@@ -153,7 +226,18 @@ class Source:
                 else:
                     missing.setdefault(run, set()).add(tag)
         if missing:
-            for (run, tag), series in self._read_from_provider(missing).items():
+            # A series folded from several of the provider's runs is read from each (see _fold).
+            parts = {(r, t): listing[r][t].parts or (r,) for r, tags in missing.items() for t in tags}
+            read: dict[str, set[str]] = {}
+            for (_, tag), runs in parts.items():
+                for part in runs:
+                    read.setdefault(part, set()).add(tag)
+            got = self._read_from_provider(read)
+            for (run, tag), runs in parts.items():
+                pieces = [got[(part, tag)] for part in runs if (part, tag) in got]
+                if not pieces:
+                    continue
+                series = pieces[0] if len(pieces) == 1 else _joined(pieces)
                 out[(run, tag)] = series
                 self._cache.put((run, tag), (listing[run][tag], series), len(series))
         with self._lock:
@@ -207,10 +291,6 @@ class Source:
         gaps = np.diff(series.step)
         return bool((gaps != gaps[0]).any())
 
-    def hparams(self) -> dict[str, dict[str, object]]:
-        """``{run: {name: value}}`` (see :mod:`.hparams`)."""
-        return read_hparams(self.provider, self._ctx, self.experiment_id)
-
     # -- internals ---------------------------------------------------------------------------
 
     def _read_from_provider(self, wanted: Mapping[str, set[str]]) -> dict[tuple[str, str], Series]:
@@ -253,3 +333,12 @@ class Source:
                         np.fromiter((p.value for p in points), np.float64, len(points)),
                     )
         return out
+
+
+def _joined(pieces: list[Series]) -> Series:
+    """The points of several series one after the other (a run's, then its children's)."""
+    return Series(
+        np.concatenate([p.step for p in pieces]),
+        np.concatenate([p.wall for p in pieces]),
+        np.concatenate([p.value for p in pieces]),
+    )

@@ -22,6 +22,27 @@ def thin_indices(length: int, max_points: int, keep: np.ndarray | None = None) -
     return picks
 
 
+def _with_gaps(rows: dict[str, np.ndarray], pick: np.ndarray, gap: np.ndarray, x: str) -> dict:
+    """``rows`` with a point without a value (no center, no band, n 0, at the middle of its two
+    neighbours' x) between two drawn points with a gap between them, so the chart breaks its line
+    there instead of drawing a straight one across the stretch where no run has data."""
+    seen = np.cumsum(gap)  # gaps up to and including each point
+    between = np.flatnonzero(seen[pick[1:]] > seen[pick[:-1]])  # a gap after drawn point k
+    if not len(between):
+        return rows
+    at = between + 1
+    out = {}
+    for key, values in rows.items():
+        if key == x:
+            filler = (values[between] + values[at]) / 2
+        elif key == "n":
+            filler = np.zeros(len(between), values.dtype)
+        else:
+            filler = np.full(len(between), np.nan)
+        out[key] = np.insert(values, at, filler)
+    return out
+
+
 def chart(
     result: Result, tag: str, *, max_points: int = DEFAULT_MAX_POINTS, include_runs: bool = False
 ) -> dict:
@@ -32,9 +53,15 @@ def chart(
         if block.tag != tag:
             continue
         n = curve["n"]
-        changes = np.flatnonzero(np.diff(n)) + 1 if len(n) > 1 else None
+        changes = np.flatnonzero(np.diff(n)) + 1 if len(n) > 1 else np.empty(0, np.int64)
+        gap = curve.get("gap")
+        if gap is not None and gap.any():  # the points on both sides of a gap are drawn
+            after = np.flatnonzero(gap)
+            changes = np.union1d(np.union1d(after, after - 1), changes)
         pick = thin_indices(len(n), max_points, changes)
         rows = {key: curve[key][pick] for key in (x, "center", "band_lo", "band_hi", "n")}
+        if gap is not None and gap.any():
+            rows = _with_gaps(rows, pick, gap, x)
         members = result.groups.get(block.group, block.runs)
         entry = {
             "group": block.group,
@@ -48,7 +75,7 @@ def chart(
             "lo": json_values(rows["band_lo"]),
             "hi": json_values(rows["band_hi"]),
             "n": json_values(rows["n"]),
-            "notes": group_notes(block, members, result.query.min_runs),
+            "notes": group_notes(block, members, result.query.min_runs, x),
         }
         if include_runs and block.aligned is not None:
             aligned = block.aligned
