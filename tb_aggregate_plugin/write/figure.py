@@ -98,7 +98,8 @@ def draw(
         dpi: the figure's resolution (for PNG, :func:`save`'s ``dpi`` decides).
 
     Returns:
-        A ``matplotlib.figure.Figure`` (not known to pyplot: nothing to close).
+        A ``matplotlib.figure.Figure`` (not known to pyplot: nothing to close), laid out for ``size``
+        once and for all (resizing it afterwards does not move the panels: draw again instead).
 
     Raises:
         MissingLibrary: matplotlib is not installed.
@@ -168,8 +169,14 @@ def draw(
                 )
         if not drawn:
             ax.text(
-                0.5, 0.5, "no points", transform=ax.transAxes, ha="center", va="center",
-                fontsize=FONT_SIZE, color="#5f6368",
+                0.5,
+                0.5,
+                "no points",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                fontsize=FONT_SIZE,
+                color="#5f6368",
             )
         ax.margins(x=0)
 
@@ -201,6 +208,10 @@ def draw(
         fig.legend(loc="outside upper center", **legend_kw)
     except ValueError:  # matplotlib before 3.7 has no "outside": in the first panel instead
         axes[0].legend(loc="best", **legend_kw)
+    # Lay the figure out once and keep it: the constrained layout starts from where the last draw
+    # left the panels, so every save would move them a little (and change the bytes).
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")
     return fig
 
 
@@ -282,4 +293,3 @@ def _x_values(values: np.ndarray, x: str) -> np.ndarray:
         return values
     micros = np.round(values.astype(float) * 1e6)
     return micros.astype("int64").astype("datetime64[us]")
-

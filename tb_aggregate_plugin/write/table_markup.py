@@ -303,9 +303,12 @@ def _summary(df, *, lower_is_better, center, band, x, runs, **_) -> _Table:
         _mark_best(sub, [cols[3].cells[i] for i in block], "final", lower)
     band_text = BAND_TEXT.get(band, band) if band else "the band"
     notes = _runs_note(rows, runs) + [
-        ("text", f". Final: the {center} of the runs at the last {x_name}; best: the best {center} over the "
-         f"{x_name}s. Intervals: the chart’s band, {band_text}. Bold: the best final value per tag"
-         f"{_direction(directions)}."),
+        (
+            "text",
+            f". Final: the {center} of the runs at the last {x_name}; best: the best {center} over the "
+            f"{x_name}s. Intervals: the chart’s band, {band_text}. Bold: the best final value per tag"
+            f"{_direction(directions)}.",
+        ),
     ]
     return _Table(cols, [b[0] for b in blocks[1:]], {"tag"}, notes)
 
@@ -382,9 +385,13 @@ def _groups(df, *, lower_is_better, tag, baseline, pairs, alpha, score, test, ru
                 if {p["a"], p["b"]} == {base, g} and g != base and float(p["p_holm"]) < alpha:
                     means[i].dagger = daggers = True
     notes = _runs_note(rows, runs) + [
-        ("text", f". Score: {score or 'each run’s final value'}; mean with its 95% confidence interval "
-         "(Student t)" + ("; IQM: interquartile mean with its 95% interval" if _has(df, "iqm") else "")
-         + f". Bold: the best mean{_direction(directions)}"),
+        (
+            "text",
+            f". Score: {score or 'each run’s final value'}; mean with its 95% confidence interval "
+            "(Student t)"
+            + ("; IQM: interquartile mean with its 95% interval" if _has(df, "iqm") else "")
+            + f". Bold: the best mean{_direction(directions)}",
+        ),
     ]
     if daggers or base_names:
         notes += [("text", f"; †: Holm-adjusted p < {alpha:g} against ")]
@@ -433,8 +440,11 @@ def _pairs(df, *, alpha, score, test, runs, **_) -> _Table:
         cols.append(_Column("runs_needed", "runs needed", "r", cells))
     notes = _runs_note([], runs)
     notes += [
-        ("text", (". " if notes else "") + f"Score: {score or 'each run’s final value'}. "
-         f"Difference with its 95% confidence interval; p: {test or 'Welch’s t-test'}"),
+        (
+            "text",
+            (". " if notes else "") + f"Score: {score or 'each run’s final value'}. "
+            f"Difference with its 95% confidence interval; p: {test or 'Welch’s t-test'}",
+        ),
     ]
     if _has(df, "p_holm"):
         notes.append(("text", ", Holm-adjusted over the pairs"))
@@ -483,8 +493,19 @@ def _options(
     runs: Mapping[str, int] | None = None,
 ) -> dict:
     return dict(
-        lower_is_better=lower_is_better, tag=tag, baseline=baseline, pairs=pairs, alpha=alpha, ci=ci,
-        center=center, band=band, x=x, score=score, test=test, labels=dict(labels or {}), runs=runs,
+        lower_is_better=lower_is_better,
+        tag=tag,
+        baseline=baseline,
+        pairs=pairs,
+        alpha=alpha,
+        ci=ci,
+        center=center,
+        band=band,
+        x=x,
+        score=score,
+        test=test,
+        labels=dict(labels or {}),
+        runs=runs,
     )
 
 
