@@ -47,7 +47,8 @@ BAND_LABELS = {
 }
 BAND_ALPHA = 0.2
 PANEL_SIZE = (2.6, 2.0)  # inches per panel: a 3-column grid is about a page's text width
-LEGEND_HEIGHT = 0.55  # inches above the panels for the legend
+LEGEND_HEIGHT = 0.55  # inches above the panels for the legend, until it is measured
+LEGEND_PAD = 0.15  # inches around the measured legend
 FONT_SIZE = 8  # points; titles 1 larger, ticks 1 smaller
 # Each save sets these, and only while it saves (see save).
 SAVE_RC = {
@@ -94,7 +95,8 @@ def draw(
         result: what :func:`tb_aggregate_plugin.compute` returns.
         cols: panels per row; default ``min(3, number of tags)``.
         log_y: logarithmic y axes.
-        size: ``(width, height)`` in inches; default :data:`PANEL_SIZE` per panel plus the legend.
+        size: ``(width, height)`` in inches; default :data:`PANEL_SIZE` per panel plus the legend's
+            height (its groups in as many columns as fit the width).
         dpi: the figure's resolution (for PNG, :func:`save`'s ``dpi`` decides).
 
     Returns:
@@ -121,7 +123,8 @@ def draw(
         raise ValueError(f"cols must be >= 1, not {cols}")
     cols = min(cols, len(tags))
     rows = math.ceil(len(tags) / cols)
-    if size is None:
+    auto_size = size is None
+    if auto_size:
         size = (PANEL_SIZE[0] * cols, PANEL_SIZE[1] * rows + LEGEND_HEIGHT)
     fig = Figure(figsize=size, dpi=dpi or 100, layout="constrained", facecolor="white")
     FigureCanvasAgg(fig)
@@ -188,15 +191,14 @@ def draw(
         handles.append((band, line) if query.band != "none" else line)
         count = sizes[group]
         labels.append(text(f"{group} ({count} run{'' if count == 1 else 's'})"))
+    # What the line and band are, as the tab's legend says it (on one line, or two if narrow).
+    key = [f"line: {query.center}", f"band: {BAND_LABELS.get(query.band, query.band)}"]
     if any_fewer:
-        handles.append(Line2D([], [], color="#5f6368", linewidth=1.1, linestyle=(0, (3.5, 2))))
-        labels.append("fewer runs than the group")
-    title = f"line: {query.center} · band: {BAND_LABELS.get(query.band, query.band)}"
+        key.append("dashed: fewer runs than the group")
+    titles = [" · ".join(key), "\n".join([" · ".join(key[:2]), *key[2:]]), "\n".join(key)]
     legend_kw = {
         "handles": handles,
         "labels": labels,
-        "title": text(title),
-        "ncols": max(1, min(len(handles), 2 * cols)),
         "fontsize": FONT_SIZE,
         "title_fontsize": FONT_SIZE,
         "frameon": False,
@@ -204,10 +206,10 @@ def draw(
         "handlelength": 2.4,
         "columnspacing": 1.6,
     }
-    try:
-        fig.legend(loc="outside upper center", **legend_kw)
-    except ValueError:  # matplotlib before 3.7 has no "outside": in the first panel instead
-        axes[0].legend(loc="best", **legend_kw)
+    legend = _add_legend(fig, axes[0], legend_kw, titles)
+    if auto_size and legend is not None:  # room for the legend as it came out (rows of groups)
+        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
+        fig.set_size_inches(size[0], PANEL_SIZE[1] * rows + height + LEGEND_PAD)
     # Lay the figure out once and keep it: the constrained layout starts from where the last draw
     # left the panels, so every save would move them a little (and change the bytes).
     fig.draw_without_rendering()
@@ -238,6 +240,26 @@ def save(fig: Figure, path: str | os.PathLike | BinaryIO, fmt: str | None = None
         raise ValueError(f"unknown figure format {fmt!r}: one of {', '.join(FORMATS)}")
     with _SAVE_LOCK, matplotlib.rc_context(SAVE_RC):
         fig.savefig(path, format=fmt, dpi=dpi, metadata=_METADATA[fmt], facecolor="white")
+
+
+def _add_legend(fig, first_axes, legend_kw: dict, titles: list[str]):
+    """The legend above the panels: the first title (lines of the key) and the most columns that
+    fit the figure's width. Returns it, or ``None`` when it went into the first panel."""
+    renderer = fig.canvas.get_renderer()
+    for i, key in enumerate(titles):
+        title = "\n".join(text(line) for line in key.split("\n"))
+        for ncols in range(len(legend_kw["handles"]), 0, -1):
+            try:
+                legend = fig.legend(loc="outside upper center", ncols=ncols, title=title, **legend_kw)
+            except ValueError:  # matplotlib before 3.7 has no "outside": in the first panel instead
+                first_axes.legend(loc="best", ncols=1, title=title, **legend_kw)
+                return None
+            if legend.get_window_extent(renderer).width <= 0.98 * fig.bbox.width:
+                return legend
+            if i == len(titles) - 1 and ncols == 1:
+                return legend  # the narrowest there is
+            legend.remove()
+    return None
 
 
 def split_by_coverage(center: np.ndarray, n: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray | None]:
