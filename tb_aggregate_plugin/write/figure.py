@@ -100,8 +100,8 @@ def draw(
         dpi: the figure's resolution (for PNG, :func:`save`'s ``dpi`` decides).
 
     Returns:
-        A ``matplotlib.figure.Figure`` (not known to pyplot: nothing to close), laid out for ``size``
-        once and for all (resizing it afterwards does not move the panels: draw again instead).
+        A ``matplotlib.figure.Figure`` (not known to pyplot: nothing to close), laid out for its
+        size once and for all (to resize it, draw again with ``size``).
 
     Raises:
         MissingLibrary: matplotlib is not installed.
@@ -136,28 +136,27 @@ def draw(
     order = palette.group_order(result.groups)
     colors = {g: palette.color_for(i) for i, g in enumerate(order)}
     sizes = {g: len(runs) for g, runs in result.groups.items()}
-    frame = result.frame
-    by_tag = {tag: block for tag, block in frame.groupby("tag", sort=False)}
+    # The curves as the engine made them (the columns of result.frame, without building it: pandas
+    # is not needed to draw).
+    curves = {(c["tag"], c["group"]): c for c in result.curves}
     any_fewer = False
     for p, (tag, ax) in enumerate(zip(tags, axes)):
         _style(ax, tag, result.x, log_y)
-        block = by_tag.get(tag)
-        by_group = {} if block is None else {g: b for g, b in block.groupby("group", sort=False)}
         drawn = False
         for gi, group in enumerate(order):
-            rows_g = by_group.get(group)
-            if rows_g is None or rows_g.empty:
+            curve = curves.get((tag, group))
+            if curve is None or not len(curve["n"]):
                 continue
             drawn = True
             color = colors[group]
-            x = _x_values(rows_g[result.x].to_numpy(), result.x)
-            center = rows_g["center"].to_numpy(dtype=float)
-            n = rows_g["n"].to_numpy()
+            x = _x_values(curve[result.x], result.x)
+            center = np.asarray(curve["center"], dtype=float)
+            n = np.asarray(curve["n"])
             if query.band != "none":
                 ax.fill_between(
                     x,
-                    rows_g["band_lo"].to_numpy(dtype=float),
-                    rows_g["band_hi"].to_numpy(dtype=float),
+                    np.asarray(curve["band_lo"], dtype=float),
+                    np.asarray(curve["band_hi"], dtype=float),
                     color=color,
                     alpha=BAND_ALPHA,
                     linewidth=0,
@@ -210,9 +209,10 @@ def draw(
     if auto_size and legend is not None:  # room for the legend as it came out (rows of groups)
         height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
         fig.set_size_inches(size[0], PANEL_SIZE[1] * rows + height + LEGEND_PAD)
-    # Lay the figure out once and keep it: the constrained layout starts from where the last draw
-    # left the panels, so every save would move them a little (and change the bytes).
-    fig.draw_without_rendering()
+    # Lay the panels out once, here, and keep them so: the constrained layout starts from where the
+    # last layout left them and measures text with the saving format's renderer, so laying out at
+    # each save would move them a little from one save to the next (other bytes).
+    fig.get_layout_engine().execute(fig)
     fig.set_layout_engine("none")
     return fig
 
@@ -220,7 +220,8 @@ def draw(
 def save(fig: Figure, path: str | os.PathLike | BinaryIO, fmt: str | None = None, dpi: float = 150) -> None:
     """Write ``fig`` as PDF, SVG or PNG: ``fmt``, or else the extension of ``path``.
 
-    The same figure gives the same bytes: no creation date in PDF or SVG, fixed SVG ids. PDF embeds
+    The same input gives the same bytes: no creation date in PDF or SVG, fixed SVG ids (and the
+    layout fixed by :func:`draw`). PDF embeds
     its fonts as TrueType (Type 42); SVG keeps text as ``<text>`` (in the viewer's font of the same
     family). ``dpi`` is the resolution of a PNG (and of any raster part of a PDF or SVG).
 
