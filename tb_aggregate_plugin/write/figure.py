@@ -221,9 +221,10 @@ def save(fig: Figure, path: str | os.PathLike | BinaryIO, fmt: str | None = None
     """Write ``fig`` as PDF, SVG or PNG: ``fmt``, or else the extension of ``path``.
 
     The same input gives the same bytes: no creation date in PDF or SVG, fixed SVG ids (and the
-    layout fixed by :func:`draw`). PDF embeds
-    its fonts as TrueType (Type 42); SVG keeps text as ``<text>`` (in the viewer's font of the same
-    family). ``dpi`` is the resolution of a PNG (and of any raster part of a PDF or SVG).
+    layout fixed by :func:`draw`). PDF embeds its fonts as TrueType (Type 42); SVG keeps text as
+    ``<text>`` (in the viewer's font of the same family). ``dpi`` is the resolution of a PNG (and of
+    any raster part of a PDF or SVG). The format's settings are set for the save only, one save at a
+    time (``matplotlib.rc_context`` changes matplotlib's global settings while it lasts).
 
     Raises:
         MissingLibrary: matplotlib is not installed.
