@@ -26,7 +26,8 @@ the mean's interval; a standard deviation gets 2 significant digits; t 2 decimal
 
 **Intervals.** ``value ± half-width`` when every interval of the column is symmetric at the shown
 precision (a t interval, mean ± std), else ``value [lo, hi]`` (bootstrap, min–max, IQR): decided per
-column, so one column never mixes the two. ``ci="pm"`` or ``ci="brackets"`` forces one.
+column, so one column never mixes the two. ``ci="pm"`` or ``ci="brackets"`` forces one. The
+half-width gets the decimals of the whole width (so ``0.99 ± 0.05`` for ``[0.94, 1.05]``).
 
 **p-values** get 2 significant digits (``0.012``, ``0.50``, ``1.0``); below 0.001 they are shown as
 ``< 0.001``. A missing number (NaN) is shown as an en dash.
