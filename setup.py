@@ -10,7 +10,7 @@ setup(
     long_description_content_type="text/markdown",
     license="MIT",
     python_requires=">=3.10",
-    packages=["tb_aggregate_plugin", "tb_aggregate_plugin.static"],
+    packages=["tb_aggregate_plugin", "tb_aggregate_plugin.write", "tb_aggregate_plugin.static"],
     # The tab's files live in frontend/ and are served as they are (no build step).
     package_dir={"tb_aggregate_plugin.static": "frontend"},
     package_data={"tb_aggregate_plugin.static": ["*.js", "*.css", "*.html"]},
@@ -26,6 +26,7 @@ setup(
     extras_require={
         "xlsx": ["openpyxl>=3.0"],
         "parquet": ["pyarrow>=10"],
+        "plot": ["matplotlib>=3.6"],  # figures for papers (tb_aggregate_plugin.write.figure)
         "test": [
             "pytest>=7",
             "pytest-timeout>=2",
@@ -43,6 +44,7 @@ setup(
             # reads s3:// through boto3 (not a dependency to run: only for s3:// logdirs).
             "boto3>=1.26",
             "moto[server]>=5",
+            "matplotlib>=3.6",
         ],
     },
     entry_points={

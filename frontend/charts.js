@@ -7,8 +7,9 @@
 // it was there, and none reached the screen before the last was drawn.
 
 import { getText } from "./api.js";
-import { clear, el } from "./dom.js";
-import { buildFigure } from "./traces.js";
+import { clear, el, fileStem } from "./dom.js";
+import { loadPlotly } from "./plotly_loader.js";
+import { buildFigure, exportFigure } from "./traces.js";
 
 const PARALLEL_FETCHES = 6; // as many as a browser opens to one server at once: the visible cards of a screen
 const PLOT_CONFIG = {
@@ -110,17 +111,55 @@ export class ChartGrid {
     const status = el("span", { className: "card-status" });
     const plot = el("div", { className: "plot" });
     const notes = el("ul", { className: "card-notes" });
-    const node = el(
+    const card = {
+      tag, plot, status, notes, csv,
+      observed: false, visible: false, stale: true, queued: false, url: null, text: null,
+    };
+    // The chart as drawn, as an image made in the page by Plotly (no request): enabled once drawn.
+    const image = (format, text, title) =>
+      el("button", {
+        type: "button",
+        className: "button small",
+        text,
+        title,
+        disabled: true,
+        dataset: { role: format },
+        on: { click: () => this.downloadImage(card, format) },
+      });
+    card.images = [
+      image("svg", "SVG", "Download this chart as drawn, as a vector image (SVG)"),
+      image("png", "PNG", "Download this chart as drawn, as a PNG image at twice its size on screen"),
+    ];
+    card.node = el(
       "article",
       { className: "card", dataset: { tag } },
-      el("header", {}, el("h3", { text: tag, title: tag }), status, csv),
+      el("header", {}, el("h3", { text: tag, title: tag }), status, csv, ...card.images),
       plot,
       notes,
     );
-    return {
-      tag, node, plot, status, notes, csv,
-      observed: false, visible: false, stale: true, queued: false, url: null, text: null,
-    };
+    return card;
+  }
+
+  /** Save the card's chart as drawn: `svg`, or `png` at twice the size on screen. */
+  async downloadImage(card, format) {
+    if (!card.payload || !card.plot.data || card.plot.querySelector(".card-empty, .card-error")) return;
+    try {
+      const Plotly = await loadPlotly();
+      const figure = exportFigure(card.plot, card.payload);
+      await Plotly.downloadImage(figure, {
+        format,
+        scale: format === "png" ? 2 : 1,
+        width: figure.layout.width,
+        height: figure.layout.height,
+        filename: `aggregate-${fileStem(card.tag)}`,
+      });
+    } catch (error) {
+      card.status.textContent = `Could not make the image: ${error.message}`;
+    }
+  }
+
+  setImagesEnabled(card, enabled) {
+    for (const button of card.images) button.disabled = !enabled;
   }
 
   /**
@@ -283,6 +322,7 @@ export class ChartGrid {
     card.status.textContent = "";
     this.showNotes(card, payload);
     if (!payload.groups.some((g) => g.x.length)) {
+      this.setImagesEnabled(card, false);
       Plotly.purge(card.plot);
       clear(card.plot).appendChild(
         el("div", { className: "card-empty", text: "No points left to draw with these settings." }),
@@ -296,6 +336,7 @@ export class ChartGrid {
         this.showCardError(card, `This chart could not be drawn: ${error.message}`);
         return;
       }
+      this.setImagesEnabled(card, true);
     }
     const drawn = performance.now();
     // What is on screen, for anyone checking the page (and the browser tests): the request drawn and how often.
@@ -309,6 +350,7 @@ export class ChartGrid {
   }
 
   showCardError(card, message) {
+    this.setImagesEnabled(card, false);
     card.status.textContent = "";
     card.text = null;
     if (window.Plotly) window.Plotly.purge(card.plot);

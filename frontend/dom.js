@@ -56,6 +56,14 @@ export function fmtX(value, axis) {
   return String(value);
 }
 
+/**
+ * A tag as a file name's stem: runs of characters other than A-Za-z0-9._- become "_", with none of
+ * "._-" at either end (the rule of the backend's CSV download name, export.download_name).
+ */
+export function fileStem(tag) {
+  return String(tag).replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._-]+|[._-]+$/g, "") || "tag";
+}
+
 /** Run `fn` once `ms` after the last call. */
 export function debounce(fn, ms) {
   let timer = null;

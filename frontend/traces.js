@@ -156,3 +156,78 @@ export function buildFigure(payload, view) {
   return { data, layout };
 }
 
+const EXPORT_TOP = 64; // px above the plot of an exported image: the tag and the legend
+
+/**
+ * The chart in `gd` as drawn (its traces, and its axes at their current range, zoomed or not), made a
+ * picture of its own: the tag as title, and a legend naming each group with its run count and saying
+ * what the line and band are. For Plotly.downloadImage / toImage.
+ * @param gd the drawn plot element
+ * @param payload the /aggregate JSON it was drawn from
+ */
+export function exportFigure(gd, payload) {
+  const full = gd._fullLayout;
+  const sizes = new Map(payload.groups.map((g) => [g.group, g.size]));
+  let fewer = false;
+  // The hover traces are never seen (no width): a still image has no use for them.
+  const drawn = gd.data.filter((trace) => !(trace.meta && trace.meta.role === "hover"));
+  const data = drawn.map((trace) => {
+    const role = trace.meta && trace.meta.role;
+    if (role === "center_partial") fewer = true;
+    if (role !== "center") return { ...trace };
+    const size = sizes.get(trace.meta.group);
+    const name = plotlyText(`${trace.meta.group} (${size} run${size === 1 ? "" : "s"})`);
+    return { ...trace, name, showlegend: true };
+  });
+  const band = payload.band_label || payload.band;
+  const key = `line: ${payload.center} · band: ${band}${fewer ? " · dashed: fewer runs than the group" : ""}`;
+  const axis = (name) => ({
+    ...gd.layout[name],
+    range: full[name].range.slice(),
+    autorange: false,
+    color: "#3c4043",
+    gridcolor: "#e8eaed",
+    linecolor: "#dadce0",
+    zerolinecolor: "#dadce0",
+  });
+  const margin = { ...gd.layout.margin, t: EXPORT_TOP };
+  return {
+    data,
+    layout: {
+      ...gd.layout,
+      // A generic family: the tab's web font is not there when the image is rendered or opened
+      // elsewhere, and text measured in one font but drawn in another overlaps.
+      font: { ...gd.layout.font, family: "sans-serif", color: "#3c4043" },
+      // A picture for a paper or slides: light whatever the tab's theme.
+      paper_bgcolor: "#ffffff",
+      plot_bgcolor: "#ffffff",
+      width: full.width,
+      height: full.height + EXPORT_TOP - full.margin.t,
+      margin,
+      title: {
+        text: `<b>${plotlyText(payload.tag)}</b>`,
+        x: 0,
+        xref: "paper",
+        xanchor: "left",
+        y: 1,
+        yref: "container",
+        yanchor: "top",
+        pad: { t: 8 },
+        font: { size: 13, color: "#202124" },
+      },
+      showlegend: true,
+      legend: {
+        orientation: "h",
+        traceorder: "normal", // the groups in the tab's order (a filled band would reverse it)
+        x: 0,
+        xanchor: "left",
+        y: 1.02,
+        yanchor: "bottom",
+        font: { size: 11, color: "#3c4043" },
+        title: { text: plotlyText(key), side: "top", font: { size: 10, color: "#5f6368" } },
+      },
+      xaxis: axis("xaxis"),
+      yaxis: axis("yaxis"),
+    },
+  };
+}

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import stats
+from .compare import is_lower_better
 from .result import Result, UnknownTagError
 
 if TYPE_CHECKING:
     import pandas as pd
-
-# Tags whose best value is the lowest; any other tag's best is its highest.
-_LOWER_IS_BETTER = re.compile(r"loss|err|perplexity|ppl|mse|mae|nll|cost|regret|wer|cer|distance", re.I)
-
-
-def is_lower_better(tag: str) -> bool:
-    """Whether a tag's best value is its lowest (losses, errors) rather than its highest."""
-    return bool(_LOWER_IS_BETTER.search(tag))
-
 
 def summary(result: Result) -> pd.DataFrame:
     """Per tag and group: final and best center with band edges, step of the best, run count."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compute.result import Result, group_notes
+from ..query import LABELS
 from .table_text import json_values
 
 DEFAULT_MAX_POINTS = 2000
@@ -92,6 +93,7 @@ def chart(
         "x": x,
         "center": result.query.center,
         "band": result.query.band,
+        "band_label": LABELS["band"][result.query.band],
         "groups": groups,
         "unplaced": result.unplaced,
         "notes": result.notes(tag),
