@@ -1,7 +1,8 @@
 """tb-aggregate: reduce many TensorBoard runs to per-group curves with honest uncertainty bands.
 
 Public API: :func:`aggregate` (a logdir path or a DataProvider in, a tidy DataFrame out),
-:func:`compare` (groups tested against each other on one tag), :func:`compute` (the full Result) and
+:func:`compare` (groups tested against each other on one tag), :func:`summary` (final and best
+value per tag and group), :func:`plot` (the figure), :func:`compute` (the full Result) and
 :class:`Query`, the validated description of one request.
 """
 
@@ -20,6 +21,7 @@ from .version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
     from .compute.result import Result, UnknownTagError
     from .read.source import Source
@@ -95,8 +97,14 @@ def aggregate(source: Any, *, loader: str = "auto", experiment_id: str = "", **o
 
 
 def compare(
-    source: Any, tag: str, *, loader: str = "auto", experiment_id: str = "", **options: Any
-) -> pd.DataFrame:
+    source: Any,
+    tag: str,
+    *,
+    format: str | None = None,
+    loader: str = "auto",
+    experiment_id: str = "",
+    **options: Any,
+) -> pd.DataFrame | str:
     """Test the groups against each other on ``tag``, one score per run.
 
     Args:
@@ -114,7 +122,9 @@ def compare(
         and the runs per group that 80% power would need. ``attrs["groups"]`` is the table of groups
         (``group, runs, mean, std, ci95_lo, ci95_hi, median, iqm, iqm_lo, iqm_hi``); ``attrs`` also
         hold each run's score, the direction ("lower is better" for loss-like tags), a caption, one
-        sentence per pair and the notes.
+        sentence per pair and the notes. With ``format="md"`` or ``"tex"``: the groups and pairs tables
+        as GitHub Markdown or booktabs LaTeX text instead (values rounded to their interval, the best
+        group bold, a dagger where Holm p < 0.05 against the baseline, what they are said under them).
 
     Raises:
         OptionError: an option is not allowed, or ``baseline`` is not a group with data for ``tag``.
@@ -123,5 +133,61 @@ def compare(
     from .compute.comparison import compare as compare_groups
 
     query = Query(**options)
+    _check_text_format(format)
     with _opened(source, query, loader, experiment_id) as opened:
-        return compare_groups(query, opened, tag).table()
+        found = compare_groups(query, opened, tag)
+    if format is None:
+        return found.table()
+    from .write import paper
+
+    return paper.comparison_text(found, format)
+
+
+def summary(
+    source: Any, *, format: str | None = None, loader: str = "auto", experiment_id: str = "", **options: Any
+) -> pd.DataFrame | str:
+    """Per tag and group, the final and the best value of the line with the band's edges, where the best
+    was reached and how many runs stand behind the final point (the tab's summary table); with
+    ``format="md"`` or ``"tex"`` as GitHub Markdown or booktabs LaTeX text. Options as :func:`aggregate`.
+    """
+    from .compute.summary import summary as summarise
+
+    query = Query(**options)
+    _check_text_format(format)
+    result = compute(source, query, loader=loader, experiment_id=experiment_id)
+    if format is None:
+        return summarise(result)
+    from .write import paper
+
+    return paper.summary_text(result, format)
+
+
+def plot(
+    source: Any,
+    *,
+    cols: int | None = None,
+    log_y: bool = False,
+    size: tuple[float, float] | None = None,
+    loader: str = "auto",
+    experiment_id: str = "",
+    **options: Any,
+) -> Figure:
+    """The tab's charts as one matplotlib figure: a panel per tag (``cols`` per row, default up to 3),
+    per group a line and a band in the tab's colours, dashed where fewer runs than the group stand
+    behind a point; the legend names each group with its run count. Options as :func:`aggregate`.
+    Save it with ``fig.savefig(...)``, or ``tb_aggregate_plugin.write.figure.save(fig, "fig.pdf")``
+    for the same bytes every time and fonts embedded. Needs ``pip install 'tb-aggregate[plot]'``.
+
+    Raises:
+        MissingLibrary: matplotlib is not installed (the message is the line that installs it).
+    """
+    from .write import figure
+
+    figure.check_available()
+    result = compute(source, Query(**options), loader=loader, experiment_id=experiment_id)
+    return figure.draw(result, cols=cols, log_y=log_y, size=size)
+
+
+def _check_text_format(format: str | None) -> None:
+    if format not in (None, "md", "tex"):
+        raise OptionError("format", f"{format!r} is not one of md, tex (or None for a DataFrame)")

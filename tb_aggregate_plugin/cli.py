@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .read.source import Source
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
-COMPARE_FORMATS = ("csv", "json")
+COMPARE_FORMATS = ("csv", "json", "md", "tex")
 PROG = "tb-aggregate"
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Query)}
 QUERY_OPTIONS = tuple(_DEFAULTS)
@@ -57,9 +57,15 @@ EPILOG = """examples:
   tb-aggregate runs/ --band ci95 --format tb -o aggregated/
       new TensorBoard runs aggregated/<group>/mean, .../ci95_lo, .../ci95_hi; view them with
       tensorboard --logdir_spec runs:runs/,aggregated:aggregated/
+  tb-aggregate runs/ --band ci95 -o figure.pdf
+      one panel per tag, one line and band per group, as in the tab (also .svg, .png)
+  tb-aggregate runs/ --compare val/accuracy --baseline lr=0.01 -o table.tex
+      each group against lr=0.01 on the runs' final accuracy: Welch, Holm, P(A>B), as LaTeX
 
 OUT by extension: .csv, .csv.gz, .json, .xlsx (pip install 'tb-aggregate[xlsx]'),
-.parquet (pip install 'tb-aggregate[parquet]'); or --format tb with a folder.
+.parquet (pip install 'tb-aggregate[parquet]'), .md and .tex (the summary table, or with --compare
+the comparison), .pdf, .svg, .png (a figure; pip install 'tb-aggregate[plot]'); or --format tb
+with a folder.
 exit status: 0 done, 1 could not read or write (path and reason said), 2 bad usage."""
 
 
@@ -217,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--compare",
         metavar="TAG",
         help="instead of curves, test the groups against each other on TAG, one score per run (see "
-        "--score, --baseline): OUT.csv gets the pairs (OUT.groups.csv the groups), OUT.json both. "
+        "--score, --baseline): OUT.csv gets the pairs (OUT.groups.csv the groups), OUT.json, OUT.md "
+        "and OUT.tex both. "
         "Example: --compare val/accuracy -o compare.csv",
     )
     out.add_argument(
@@ -225,6 +232,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the runs, their groups and the tags, without computing or writing anything. "
         "Example: --list --group-by hparam:lr",
+    )
+    fig = parser.add_argument_group("figures (-o OUT.pdf, .svg or .png; pip install 'tb-aggregate[plot]')")
+    fig.add_argument("--cols", type=_positive_int, metavar="N", help="panels per row (default: up to 3)")
+    fig.add_argument("--log-y", action="store_true", help="logarithmic y axes")
+    fig.add_argument(
+        "--size",
+        type=_size,
+        metavar="W,H",
+        help="figure size in inches (default: 4.2 x 3 per panel). Example: --size 8,5",
+    )
+    fig.add_argument(
+        "--dpi", type=_positive_int, default=150, metavar="N", help="resolution of a PNG (default: 150)"
     )
     out.add_argument("-q", "--quiet", action="store_true", help="no progress display, notes or summary line")
     out.add_argument(
@@ -241,6 +260,27 @@ def build_parser() -> argparse.ArgumentParser:
             "--" + name.replace("_", "-"), dest=name, metavar=metavar, default=argparse.SUPPRESS, help=text
         )
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return value
+
+
+def _size(text: str) -> tuple[float, float]:
+    parts = text.replace("x", ",").split(",")
+    try:
+        width, height = (float(p) for p in parts)
+    except ValueError:
+        width = height = 0.0
+    if not (0 < width <= 100 and 0 < height <= 100):
+        raise argparse.ArgumentTypeError(f"{text!r} is not W,H in inches (e.g. 8,5)")
+    return width, height
 
 
 def query_from_args(args: argparse.Namespace) -> Query:
@@ -355,7 +395,8 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         result, points = _compute(args, query, progress)
         # CSV straight from the result's columns: pandas is then never imported.
-        table = result.table_columns() if fmt in ("csv", "csv.gz") else result.table()
+        pandas_free = fmt in ("csv", "csv.gz") or fmt in table_file.FIGURE_FORMATS
+        table = result.table_columns() if pandas_free else result.table()
         if not len(table["n"]):
             why = result.notes() or ["no point is left (see --min-runs)"]
             raise UsageError(f"nothing to write: {why[0]}")
@@ -438,6 +479,12 @@ def _compare(args, query: Query, fmt: str | None) -> int:
         if fmt == "csv":
             table_file.write_bytes(table_text.to_csv(found.pairs), outputs[0], force=args.force)
             table_file.write_bytes(table_text.to_csv(found.groups), outputs[1], force=args.force)
+        elif fmt in table_file.TEXT_FORMATS:
+            from .write import paper
+
+            table_file.write_bytes(
+                paper.comparison_text(found, fmt).encode("utf-8"), args.output, force=args.force
+            )
         else:
             meta = {
                 "query": dataclasses.asdict(query),
@@ -509,6 +556,19 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
                     on_run=lambda done, total: progress.stage(f"writing {out}: {done}/{total} runs"),
                 )
             return _n(len(manifest["runs"]), "TensorBoard run")
+        if fmt in table_file.FIGURE_FORMATS:
+            from .write import figure
+
+            progress.stage(f"drawing {out}")
+            fig = figure.draw(result, cols=args.cols, log_y=args.log_y, size=args.size)
+            with table_file.atomic_file(out, force=args.force) as handle:
+                figure.save(fig, handle, fmt=fmt, dpi=args.dpi)
+            return _n(len(result.tags), "panel")
+        if fmt in table_file.TEXT_FORMATS:
+            from .write import paper
+
+            table_file.write_bytes(paper.summary_text(result, fmt).encode("utf-8"), out, force=args.force)
+            return "the summary table"
         rows = len(table["n"])
         progress.stage(f"writing {rows:,} rows to {out}")
         table_file.write_table(table, out, fmt, meta=result.attrs(), force=args.force)

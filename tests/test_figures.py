@@ -375,7 +375,7 @@ def test_daggers_mark_holm_significant_groups_against_the_baseline():
         "p",
         "p (Holm)",
         "p (MWU)",
-        "P(improve) (95% CI)",
+        "P(a > b) (95% CI)",
         "runs needed",
     ]
     assert pairs[2] == [

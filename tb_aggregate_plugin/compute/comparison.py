@@ -48,6 +48,10 @@ class Comparison:
     notes: list[str]
 
     @property
+    def score_words(self) -> str:
+        return SCORE_WORDS[self.query.score]
+
+    @property
     def direction(self) -> str:
         return "lower is better" if self.lower_is_better else "higher is better"
 

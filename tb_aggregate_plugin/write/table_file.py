@@ -23,10 +23,28 @@ if TYPE_CHECKING:
     import pandas as pd
 
 # Extensions in the order they are tried (".csv.gz" before ".csv" would not matter, but be explicit).
-EXTENSIONS = {".csv.gz": "csv.gz", ".csv": "csv", ".json": "json", ".xlsx": "xlsx", ".parquet": "parquet"}
-FILE_FORMATS = ("csv", "csv.gz", "json", "xlsx", "parquet")
+EXTENSIONS = {
+    ".csv.gz": "csv.gz",
+    ".csv": "csv",
+    ".json": "json",
+    ".xlsx": "xlsx",
+    ".parquet": "parquet",
+    ".md": "md",
+    ".tex": "tex",
+    ".pdf": "pdf",
+    ".svg": "svg",
+    ".png": "png",
+}
+TABLE_FORMATS = ("csv", "csv.gz", "json", "xlsx", "parquet")
+TEXT_FORMATS = ("md", "tex")  # Markdown and LaTeX tables: the summary, or a comparison
+FIGURE_FORMATS = ("pdf", "svg", "png")
+FILE_FORMATS = TABLE_FORMATS + TEXT_FORMATS + FIGURE_FORMATS
 # Optional formats: the library they need and the package extra that installs it.
-_NEEDS = {"xlsx": ("openpyxl", "xlsx"), "parquet": ("pyarrow", "parquet")}
+_NEEDS = {
+    "xlsx": ("openpyxl", "xlsx"),
+    "parquet": ("pyarrow", "parquet"),
+    **{fmt: ("matplotlib", "plot") for fmt in FIGURE_FORMATS},
+}
 XLSX_MAX_ROWS = 1_048_576 - 1  # a sheet's rows, less the header row
 
 

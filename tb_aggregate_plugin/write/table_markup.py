@@ -435,7 +435,7 @@ def _pairs(df, *, alpha, score, test, runs, **_) -> _Table:
         cols.append(_Column("p_mwu", "p (MWU)", "r", [_Cell("p", r["p_mwu"]) for r in rows]))
     if _has(df, "p_improve", "p_improve_lo", "p_improve_hi"):
         cells = [_est(r["p_improve"], r["p_improve_lo"], r["p_improve_hi"]) for r in rows]
-        cols.append(_Column("p_improve", "P(improve) (95% CI)", "r", cells))
+        cols.append(_Column("p_improve", "P(a > b) (95% CI)", "r", cells))
     if _has(df, "runs_needed"):
         cells = [_Cell("int", r["runs_needed"]) for r in rows]
         cols.append(_Column("runs_needed", "runs needed", "r", cells))
@@ -452,7 +452,7 @@ def _pairs(df, *, alpha, score, test, runs, **_) -> _Table:
     if _has(df, "p_mwu"):
         notes.append(("text", "; MWU: Mann–Whitney U test"))
     if _has(df, "p_improve"):
-        notes.append(("text", "; P(improve): probability that a run of b beats a run of a"))
+        notes.append(("text", "; P(a > b): probability that a run of a scores higher than a run of b"))
     if _has(df, "runs_needed"):
         notes.append(("text", "; runs needed: runs per group for 80% power at this difference"))
     if _has(df, "p_holm"):
