@@ -25,7 +25,7 @@ from werkzeug import wrappers
 
 from .compute import engine, stats, summary
 from .compute.result import DOWNSAMPLED, FULL_RESOLUTION, UnknownTagError
-from .query import OptionError, Query, options
+from .query import OptionError, Query, one_of, options
 from .read.cache import LRU
 from .read.source import Source, repeats_needs_of
 from .series import SCALARS
@@ -224,8 +224,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
         self, ctx, experiment: str, query: Query, tag: str | None, fmt: str
     ) -> tuple[bytes, str, list[tuple[str, str]]]:
         """``(body, content type, headers)`` of the table of ``tag`` (every tag when ``None``)."""
-        if fmt not in EXPORT_FORMATS:
-            raise OptionError("format", f"{fmt!r} is not one of {', '.join(EXPORT_FORMATS)}")
+        fmt = one_of("format", fmt, EXPORT_FORMATS)
         result = engine.run(query, self._source(ctx, experiment), tag=tag)
         table = result.table()
         if fmt == "csv":

@@ -7,6 +7,7 @@ The Python API, the HTTP routes and the CLI all build a :class:`Query`; an inval
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import re
 import time
@@ -25,6 +26,8 @@ X_AXES = ("step", "relative", "wall")
 DUP_STEPS = ("last", "first", "mean")
 BASE_REDUCTIONS = ("mean", "median", "std", "var", "sem", "min", "max", "count", "ci95_lo", "ci95_hi")
 DEFAULT_REDUCTIONS = ("mean", "std", "min", "max", "median", "count")
+# The options with a fixed list of values (any case accepted, see one_of).
+_FIXED = {"center": CENTERS, "band": BANDS, "align": ALIGNS, "x": X_AXES, "dup_steps": DUP_STEPS}
 # How the tab names each value of the options it offers as a menu (and only here).
 LABELS = {
     "center": {"mean": "mean", "median": "median"},
@@ -127,11 +130,26 @@ def search_names(option: str, pattern: str, names: Sequence[str], budget: float 
     return matches
 
 
-def _one_of(option: str, value: Any, allowed: Iterable[str]) -> str:
+def did_you_mean(value: str, allowed: Iterable[str]) -> str:
+    """``"; did you mean X?"`` when ``value`` is a near miss of one of ``allowed``, else ``""``."""
+    close = difflib.get_close_matches(value.lower(), list(allowed), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def one_of(option: str, value: Any, allowed: Iterable[str]) -> str:
+    """``value`` as one of the fixed values ``allowed`` (all lower case), in any case: ``"CI95"`` is
+    ``"ci95"``. Every option with a fixed list of values is checked here (regular expressions and
+    names from the logs stay case-sensitive).
+
+    Raises:
+        OptionError: not one of them; a near miss says which one was probably meant.
+    """
     allowed = tuple(allowed)
-    if value not in allowed:
-        raise OptionError(option, f"{value!r} is not one of {', '.join(allowed)}")
-    return value
+    name = value.strip().lower() if isinstance(value, str) else value
+    if name not in allowed:
+        hint = did_you_mean(value, allowed) if isinstance(value, str) else ""
+        raise OptionError(option, f"{value!r} is not one of {', '.join(allowed)}{hint}")
+    return name
 
 
 def parse_reductions(value: str | Iterable[str]) -> tuple[str, ...]:
@@ -145,7 +163,8 @@ def parse_reductions(value: str | Iterable[str]) -> tuple[str, ...]:
         if name not in BASE_REDUCTIONS and not _QUANTILE.fullmatch(name):
             raise OptionError(
                 "reductions",
-                f"{name!r} is not one of {', '.join(BASE_REDUCTIONS)} or a percentile qNN (q05, q50, q95)",
+                f"{name!r} is not one of {', '.join(BASE_REDUCTIONS)} or a percentile qNN (q05, q50, q95)"
+                + did_you_mean(name, BASE_REDUCTIONS),
             )
         if name not in names:
             names.append(name)
@@ -195,12 +214,9 @@ class Query:
             _compile(option, value)
             set_(self, option, value)
         set_(self, "group_by", _check_group_by(self.group_by))
-        _one_of("center", self.center, CENTERS)
-        _one_of("band", self.band, BANDS)
+        for option, allowed in _FIXED.items():
+            set_(self, option, one_of(option, getattr(self, option), allowed))
         set_(self, "reductions", parse_reductions(self.reductions))
-        _one_of("align", self.align, ALIGNS)
-        _one_of("x", self.x, X_AXES)
-        _one_of("dup_steps", self.dup_steps, DUP_STEPS)
         try:
             smoothing = float(self.smoothing)
         except (TypeError, ValueError):
@@ -247,29 +263,37 @@ class Query:
 
 
 def _check_group_by(value: Any) -> str:
+    """The mode in lower case (``Parent`` is ``parent``, ``REGEX:`` is ``regex:``); the pattern and the
+    hparam names after the colon are kept as they are (they are matched case-sensitively)."""
     if not isinstance(value, str):
         raise OptionError("group_by", f"{value!r} is not one of {', '.join(GROUP_BY_MODES)}")
-    if value in ("auto", "parent", "none"):
-        return value
-    if value.startswith("regex:"):
-        pattern = value[len("regex:") :]
-        if not pattern:
+    mode, colon, rest = value.partition(":")
+    mode = mode.strip().lower()
+    if not colon and mode in ("auto", "parent", "none"):
+        return mode
+    if colon and mode == "regex":
+        if not rest:
             raise OptionError("group_by", "regex: needs a pattern, e.g. regex:lr=([^/]+)")
-        _compile("group_by", pattern)
-        return value
-    if value.startswith("hparam:"):
-        names = [n.strip() for n in value[len("hparam:") :].split(",") if n.strip()]
+        _compile("group_by", rest)
+        return "regex:" + rest
+    if colon and mode == "hparam":
+        names = [n.strip() for n in rest.split(",") if n.strip()]
         if not names:
             raise OptionError("group_by", "hparam: needs at least one hparam name, e.g. hparam:lr")
         return "hparam:" + ",".join(names)
-    raise OptionError("group_by", f"{value!r} is not one of {', '.join(GROUP_BY_MODES)}")
+    modes = [m.split(":")[0] + (":" if ":" in m else "") for m in GROUP_BY_MODES]
+    close = difflib.get_close_matches(mode + colon, modes, n=1, cutoff=0.6)
+    hint = ""
+    if close:  # the mode as written in the list: regex:PATTERN, hparam:NAME[,NAME...]
+        hint = f"; did you mean {GROUP_BY_MODES[modes.index(close[0])]}?"
+    raise OptionError("group_by", f"{value!r} is not one of {', '.join(GROUP_BY_MODES)}{hint}")
 
 
 def options() -> dict[str, dict[str, Any]]:
     """Every option's default and, for an option with a fixed list of values, those values with their
     labels, in order: what the tab's controls offer (it gets them from ``/runs``), so no default or
     allowed value is written a second time."""
-    allowed = {"center": CENTERS, "band": BANDS, "x": X_AXES, "align": ALIGNS, "dup_steps": DUP_STEPS}
+    allowed = _FIXED
     out: dict[str, dict[str, Any]] = {}
     for field in dataclasses.fields(Query):
         entry: dict[str, Any] = {"default": field.default}

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 # Only the standard library at import, the rest when first used: the command line starts TensorBoard's
 # data server before numpy and TensorBoard's modules are imported, which then load while it does.
-from ..query import check_repeats_kept, ref
+from ..query import check_repeats_kept, one_of, ref
 from . import sliced
 from .walk import EventFiles, event_files
 
@@ -85,10 +85,7 @@ def loader_for(loader: str, dup_steps: str) -> str:
     Raises:
         OptionError: ``loader`` is unknown, or ``rust`` is asked for with ``dup_steps`` first or mean.
     """
-    if loader not in LOADERS:
-        from ..query import OptionError
-
-        raise OptionError("loader", f"{loader!r} is not one of {', '.join(LOADERS)}")
+    loader = one_of("loader", loader, LOADERS)
     if loader == "rust":
         check_repeats_kept(dup_steps, RUST_DROPS_REPEATS)
     if loader == "auto" and dup_steps != "last":
@@ -167,8 +164,7 @@ def open_logdir(
     """
     if not os.path.isdir(logdir):
         raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
-    if loader not in LOADERS:
-        raise ValueError(f"loader: {loader!r} is not one of {', '.join(LOADERS)}")
+    loader = one_of("loader", loader, LOADERS)
     pending = list(meanwhile)  # each made once, also when the data server fails and Python loads
 
     def tasks() -> Iterator[Callable[[], object]]:
