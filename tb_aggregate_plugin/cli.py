@@ -32,6 +32,7 @@ from .query import (
     X_AXES,
     OptionError,
     Query,
+    one_of,
 )
 from .read.logdir import LOADERS, loader_for, logdir_source
 from .version import __version__
@@ -44,6 +45,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 PROG = "tb-aggregate"
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Query)}
 QUERY_OPTIONS = tuple(_DEFAULTS)
+FORMATS = table_file.FILE_FORMATS + ("tb",)
 
 EPILOG = """examples:
   tb-aggregate runs/ --list
@@ -175,9 +177,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument(
         "--format",
-        choices=table_file.FILE_FORMATS + ("tb",),
-        help="write this format whatever OUT's extension; tb: one TensorBoard run per group and "
-        "statistic, e.g. OUT/<group>/mean, OUT/<group>/mean+std. Example: --format tb",
+        metavar="FORMAT",
+        help=f"write this format whatever OUT's extension: {' | '.join(FORMATS)}; tb: one "
+        "TensorBoard run per group and statistic, e.g. OUT/<group>/mean, OUT/<group>/mean+std. "
+        "Example: --format tb",
     )
     out.add_argument(
         "--force",
@@ -193,10 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("-q", "--quiet", action="store_true", help="no progress display, notes or summary line")
     out.add_argument(
         "--loader",
-        choices=LOADERS,
+        metavar="LOADER",
         default="auto",
-        help="how to read the logdir: rust (TensorBoard's data server), python (its multiplexer), "
-        "auto: rust when installed (default: auto)",
+        help=f"how to read the logdir: {' | '.join(LOADERS)}. rust: TensorBoard's data server; python: "
+        "its multiplexer; auto: rust when installed, python when --dup-steps first or mean needs "
+        "it (default: auto). Example: --loader python",
     )
     out.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     engine = parser.add_argument_group("aggregation (the same options as the Aggregate tab)")
@@ -280,6 +284,7 @@ def _trap_termination() -> dict:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     query = query_from_args(args)
+    args.loader = one_of("loader", args.loader, LOADERS)
     loader_for(args.loader, query.dup_steps)  # before any work: the loader may not give what is asked
     if args.list:
         if args.output:
@@ -287,7 +292,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return _list(args, query)
     if not args.output:
         raise UsageError(f"-o OUT is required (or --list); see {PROG} --help")
-    fmt = args.format or table_file.format_of(args.output)
+    fmt = one_of("format", args.format, FORMATS) if args.format else table_file.format_of(args.output)
     if fmt is None:
         raise UsageError(
             f"cannot tell the format of {args.output!r} from its extension: use .csv, .csv.gz, "
