@@ -51,11 +51,13 @@ EPILOG = """examples:
   tb-aggregate runs/ --list
       show the runs, the group each one falls in and the tags, without computing anything
   tb-aggregate runs/ -o curves.csv
-      mean, std, min, max, median and count of every tag, per group (auto grouping), to CSV
+      every tag per group (auto grouping), to CSV: n, mean, mean-std, mean+std (the line and the
+      band drawn), then std, min, max, median
   tb-aggregate runs/ --group-by 'regex:lr=([^/]+)' --tags '^val/' --reductions mean,q05,q95 -o val.json
       per learning rate, validation tags only, mean and 5th/95th percentiles, to JSON
   tb-aggregate runs/ --band ci95 --format tb -o aggregated/
-      new TensorBoard runs aggregated/<group>/mean, .../ci95_lo, .../ci95_hi; view them with
+      new TensorBoard runs aggregated/<group>/mean, .../ci95_lo, .../ci95_hi (the line and the
+      band's edges; add --reductions for more); view them with
       tensorboard --logdir_spec runs:runs/,aggregated:aggregated/
 
 OUT by extension: .csv, .csv.gz, .json, .xlsx (pip install 'tb-aggregate[xlsx]'),
@@ -95,8 +97,9 @@ def _option_help() -> dict[str, tuple[str, str]]:
         ),
         "reductions": (
             "LIST",
-            f"comma-separated statistics in the table: {', '.join(BASE_REDUCTIONS)} or a "
-            f"percentile qNN (default: {','.join(d['reductions'])}). "
+            "comma-separated statistics in the table, after n, the line and the band's edges (which "
+            f"every table has): {', '.join(BASE_REDUCTIONS)} or a percentile qNN (default: "
+            f"{','.join(d['reductions'])}; count is always n). With --format tb, one run each. "
             "Example: --reductions mean,std,q05,q95",
         ),
         "align": (
@@ -162,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
         usage=f"{PROG} LOGDIR [options] -o OUT   |   {PROG} LOGDIR --list [options]",
         description="Group the runs of a TensorBoard logdir (seeds, ensemble members, sweep arms) and\n"
         "reduce each group across runs, step by step, reading every point. Writes a table\n"
-        "(tag, group, step, wall_time, n, statistics...) or new TensorBoard runs.",
+        "(tag, group, step, wall_time, n, the line, the band's edges, other statistics) or new\n"
+        "TensorBoard runs (the line and the band's edges).",
         epilog=EPILOG,
         formatter_class=_Formatter,
     )
@@ -178,9 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument(
         "--format",
         metavar="FORMAT",
-        help=f"write this format whatever OUT's extension: {' | '.join(FORMATS)}; tb: one "
-        "TensorBoard run per group and statistic, e.g. OUT/<group>/mean, OUT/<group>/mean+std. "
-        "Example: --format tb",
+        help=f"write this format whatever OUT's extension: {' | '.join(FORMATS)}. tb: per group, one "
+        "TensorBoard run for the line and one for each band edge, e.g. OUT/<group>/mean, "
+        "OUT/<group>/mean-std, OUT/<group>/mean+std, and one per statistic of --reductions only when "
+        "--reductions is given. Example: --format tb",
     )
     out.add_argument(
         "--force",
@@ -400,6 +405,7 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
                     result,
                     temp,
                     logdir=os.path.abspath(args.logdir),
+                    reductions=hasattr(args, "reductions"),  # line and band only, unless asked
                     on_run=lambda done, total: progress.stage(f"writing {out}: {done}/{total} runs"),
                 )
             return _n(len(manifest["runs"]), "TensorBoard run")

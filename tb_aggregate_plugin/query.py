@@ -25,7 +25,8 @@ ALIGNS = ("auto", "exact", "interpolate")
 X_AXES = ("step", "relative", "wall")
 DUP_STEPS = ("last", "first", "mean")
 BASE_REDUCTIONS = ("mean", "median", "std", "var", "sem", "min", "max", "count", "ci95_lo", "ci95_hi")
-DEFAULT_REDUCTIONS = ("mean", "std", "min", "max", "median", "count")
+# count is always n (a column of every table): computed only when asked for.
+DEFAULT_REDUCTIONS = ("mean", "std", "min", "max", "median")
 # The options with a fixed list of values (any case accepted, see one_of).
 _FIXED = {"center": CENTERS, "band": BANDS, "align": ALIGNS, "x": X_AXES, "dup_steps": DUP_STEPS}
 # How the tab names each value of the options it offers as a menu (and only here).

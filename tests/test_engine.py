@@ -44,7 +44,7 @@ def test_strict_matches_tensorboard_reducer_and_numpy(real_logs, loader):
     values = raw_matrix(logdir, "strict/foo")
     np.testing.assert_allclose(df["std"], values.std(axis=0, ddof=1), rtol=0, atol=1e-12)
     np.testing.assert_allclose(df["median"], np.median(values, axis=0), rtol=0, atol=1e-12)
-    assert (df["count"] == 3).all() and (df["n"] == 3).all()
+    assert (df["n"] == 3).all() and "count" not in df.columns  # count is n: only when asked for
     assert df.attrs["groups"] == {"all": ["run_1", "run_2", "run_3"]}
     assert set(df.attrs["alignment"].values()) == {"exact"}
 
@@ -107,7 +107,7 @@ def test_lax_runs_of_different_length(real_logs, loader):
     foo = df[df["tag"] == "lax/foo"]
     lengths = sorted(len(raw[r]["lax/foo"]) for r in raw)
     assert lengths == [110, 120, 130]
-    assert list(foo["count"]) == [3] * 110 + [2] * 10 + [1] * 10
+    assert list(foo["n"]) == [3] * 110 + [2] * 10 + [1] * 10
     # Each step's mean over the runs that reach it, from the raw values.
     by_step: dict[int, list[float]] = {}
     for r in raw:
@@ -251,7 +251,10 @@ def test_all_reductions_against_numpy_and_scipy(tmp_path):
         write_run(str(tmp_path), f"seed_{seed}", {"loss": (steps, noisy_curve(30, seed))})
     reductions = "mean,median,std,var,sem,min,max,count,ci95_lo,ci95_hi,q05,q25,q95"
     df = tba.aggregate(str(tmp_path), reductions=reductions)
-    assert list(df.columns) == ["tag", "group", "step", "wall_time", "n"] + reductions.split(",")
+    # The line and the band's edges (band std around the mean) first, then the other reductions.
+    others = [r for r in reductions.split(",") if r != "mean"]
+    drawn = ["mean", "mean-std", "mean+std"]
+    assert list(df.columns) == ["tag", "group", "step", "wall_time", "n"] + drawn + others
     v = raw_matrix(tmp_path, "loss")
     sem = v.std(axis=0, ddof=1) / np.sqrt(5)
     half = sps.t.ppf(0.975, 4) * sem

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..query import Query
 from . import align as align_mod
+from .stats import edge_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,21 +71,44 @@ class Result:
         return pd.DataFrame(_columns(self.curves, names), columns=names)
 
     def table(self) -> pd.DataFrame:
-        """The tidy table: ``tag, group, <x>, [wall_time], n, <reductions>``; ``attrs`` say the rest."""
-        table = self.frame[self._table_names()].reset_index(drop=True)
+        """The tidy table (columns: :meth:`table_spec`); ``attrs`` say the rest."""
+        import pandas as pd
+
+        spec = self.table_spec()
+        columns = _columns(self.curves, [key for _, key in spec])
+        table = pd.DataFrame({name: columns[key] for name, key in spec}, columns=[name for name, _ in spec])
         table.attrs = self.attrs()
         return table
 
     def table_columns(self) -> dict[str, np.ndarray]:
         """:meth:`table`'s columns as numpy arrays (names as object arrays), without pandas: what the
         command line writes to CSV, which then never imports pandas."""
-        return _columns(self.curves, self._table_names())
+        spec = self.table_spec()
+        columns = _columns(self.curves, [key for _, key in spec])
+        return {name: columns[key] for name, key in spec}
 
-    def _table_names(self) -> list[str]:
+    def table_spec(self) -> list[tuple[str, str]]:
+        """``(column name, key of the curves)`` of each column of the table, in order: ``tag, group,
+        <x>, [wall_time], n``, then :meth:`statistic_columns` (the line, the band's edges, the other
+        reductions asked for, each once)."""
         if self.partial:
             raise ValueError("only the center and band were computed (drawn_only): no table")
-        columns = ["tag", "group", self.x] + (["wall_time"] if self.x == "step" else []) + ["n"]
-        return columns + [r for r in self.query.reductions if r not in columns]
+        ids = ["tag", "group", self.x] + (["wall_time"] if self.x == "step" else []) + ["n"]
+        return [(c, c) for c in ids] + self.statistic_columns()
+
+    def statistic_columns(self, reductions: bool = True) -> list[tuple[str, str]]:
+        """``(name, key of the curves)`` of what is drawn, named after what it is: the line (``mean``
+        or ``median``), the band's edges (``mean-std`` and ``mean+std``, ``mean-sem`` and ``mean+sem``,
+        ``ci95_lo`` and ``ci95_hi``, ``min`` and ``max``, ``q25`` and ``q75``; none for band none),
+        then, with ``reductions``, the other reductions of the query, in its order, each name once."""
+        query = self.query
+        out = [(query.center, query.center)]
+        if query.band != "none":
+            out += list(zip(edge_names(query.center, query.band), ("band_lo", "band_hi")))
+        if reductions:
+            named = {name for name, _ in out} | {"n"}
+            out += [(r, r) for r in query.reductions if r not in named]
+        return out
 
     def attrs(self) -> dict:
         return {
