@@ -12,14 +12,23 @@ from typing import TYPE_CHECKING, Any
 # is empty), so that the function, defined after it, is what `tba.compute` names. Later imports of
 # its modules (`from .compute import engine`) find the package in sys.modules, not here.
 from . import compute as _compute_stage  # noqa: F401
-from .query import OptionError, Query
+from .query import OptionError, Query, SelectionError
 from .version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from .compute.result import Result, UnknownTagError
-__all__ = ["aggregate", "Query", "OptionError", "UnknownTagError", "Result", "compute", "__version__"]
+__all__ = [
+    "aggregate",
+    "Query",
+    "OptionError",
+    "SelectionError",
+    "UnknownTagError",
+    "Result",
+    "compute",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -65,5 +74,7 @@ def aggregate(source: Any, *, loader: str = "auto", experiment_id: str = "", **o
     Raises:
         OptionError: an option has a value that is not allowed (the message names it), or, from a
             path, ``loader="rust"`` with ``dup_steps`` first or mean (the data server drops repeats).
+        SelectionError: an OptionError for a valid ``runs``, ``tags`` or ``group_by`` that selects
+            nothing in these logs; the message lists the runs, tags or hparams there are.
     """
     return compute(source, Query(**options), loader=loader, experiment_id=experiment_id).table()

@@ -222,9 +222,14 @@ def query_from_args(args: argparse.Namespace) -> Query:
     return Query.from_mapping(given)
 
 
+def _flag(name: str) -> str:
+    """An option as the command line names it: ``group_by`` is ``--group-by``, ``logdir`` LOGDIR."""
+    return "LOGDIR" if name == "logdir" else "--" + name.replace("_", "-")
+
+
 def _flag_message(exc: OptionError) -> str:
     """An OptionError's message, each option spelled as its flag: ``--group-by: ...``."""
-    return exc.spelled(lambda name: "--" + name.replace("_", "-"))
+    return exc.spelled(_flag)
 
 
 def entry_point() -> None:
@@ -328,13 +333,12 @@ def _main(argv: Sequence[str] | None) -> int:
         # CSV straight from the result's columns: pandas is then never imported.
         table = result.table_columns() if fmt in ("csv", "csv.gz") else result.table()
         if not len(table["n"]):
-            why = result.notes() or ["no point is left (see --min-runs)"]
-            raise UsageError(f"nothing to write: {why[0]}")
+            raise UsageError(f"nothing to write: {result.empty_reason(_flag)}")
         written = _write(args, fmt, result, table, progress)
     finally:
         progress.close()
     if not args.quiet:
-        for note in result.notes():
+        for note in result.notes(spell=_flag):
             _say(f"{PROG}: note: {note}")
         runs = {r for b in result.blocks for r in b.runs}
         counts = [
@@ -424,7 +428,7 @@ def _list(args, query: Query) -> int:
     with _opened(args, query) as (source, _):
         from .compute.engine import describe
 
-        info = describe(query, source)
+        info = describe(query, source, _flag)
     rows = [("group", "run", "tags")]
     for run in info["runs"]:
         group = run["group"] if run["excluded"] is None else "-"
@@ -443,6 +447,9 @@ def _list(args, query: Query) -> int:
         f"{_n(len(info['runs']), 'run')} of {info['total_runs']} selected, "
         f"{_n(len(info['groups']), 'group')}, {_n(len(info['tags']), 'tag')}"
     )
+    if not args.quiet:
+        for note in info["notes"]:
+            _say(f"{PROG}: note: {note}")
     return EXIT_OK
 
 

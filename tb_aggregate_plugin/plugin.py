@@ -52,6 +52,12 @@ DOWNSAMPLED_WARNING = f"some series {DOWNSAMPLED}; {FULL_RESOLUTION} for full re
 _CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".svg": "image/svg+xml"}
 
 
+def tab_spelling(name: str) -> str:
+    """How the tab's notes name an option: as its URL parameter; ``list`` (where the groups can be
+    seen) is the side panel."""
+    return "the side panel's list of runs by group" if name == "list" else name
+
+
 def _route(handler):
     """Wrap a route: user mistakes become 400/404 with one plain line, never a traceback."""
 
@@ -205,7 +211,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
 
     def runs_impl(self, ctx, experiment: str, query: Query) -> dict:
         """Runs, groups, tags and hparams under ``query``, and every option's default and values."""
-        listing = engine.describe(query, self._source(ctx, experiment))
+        listing = engine.describe(query, self._source(ctx, experiment), tab_spelling)
         listing["sample_limit"] = self._sample_limit
         listing["options"] = options()
         return listing
@@ -216,7 +222,9 @@ class AggregatePlugin(base_plugin.TBPlugin):
         """The chart of ``tag``: per group its center, band and n (the table's reductions are /export's)."""
         source = self._source(ctx, experiment)
         result = engine.run(query, source, tag=tag, keep_runs=include_runs, drawn_only=True)
-        payload = chart.chart(result, tag, max_points=max_points, include_runs=include_runs)
+        payload = chart.chart(
+            result, tag, max_points=max_points, include_runs=include_runs, spell=tab_spelling
+        )
         payload["sample_limit"] = self._sample_limit  # the engine's notes say when it may have bitten
         return payload
 
@@ -247,7 +255,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
         payload = {
             "x": result.x,
             "rows": table_text.to_records(table) if len(table) else [],
-            "notes": result.notes(),
+            "notes": result.notes(spell=tab_spelling),
         }
         if compare is not None:
             tag, a, b = compare

@@ -77,7 +77,17 @@ class OptionError(ValueError):
 
     def spelled(self, name: Callable[[str], str]) -> str:
         """The message with the option and every option it names written as ``name(option)``."""
-        return f"{name(self.option)}: " + _REF.sub(lambda m: name(m.group(1)), self.template)
+        return f"{name(self.option)}: " + spelled(self.template, name)
+
+
+class SelectionError(OptionError):
+    """An option's value is valid but selects nothing in these logs: no run, tag or hparam matches.
+    The message says what there is to choose from."""
+
+
+def spelled(text: str, name: Callable[[str], str]) -> str:
+    """``text`` with every option named in it by :func:`ref` written as ``name(option)``."""
+    return _REF.sub(lambda m: name(m.group(1)), text)
 
 
 def check_repeats_kept(dup_steps: str, needs: str | None) -> None:

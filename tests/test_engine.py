@@ -337,12 +337,17 @@ def test_min_runs_drops_thin_points(real_logs):
     assert len(df) == 120 and df["n"].min() == 2
 
 
-def test_empty_selection_is_an_empty_table_with_a_note(real_logs):
-    df = tba.aggregate(str(real_logs / "strict"), runs="no-such-run")
-    assert df.empty and list(df.columns[:5]) == ["tag", "group", "step", "wall_time", "n"]
-    assert df.attrs["notes"] == ["no run matches runs='no-such-run'"]
-    df = tba.aggregate(str(real_logs / "strict"), tags="no-such-tag")
-    assert df.empty and df.attrs["notes"] == ["no scalar tag matches tags='no-such-tag'"]
+def test_a_filter_that_selects_nothing_says_what_there_is(real_logs):
+    """As the command line (exit 2) and the tab (400): an error naming the option and listing the
+    runs or tags there are, not an empty table."""
+    logdir = str(real_logs / "strict")
+    said = r"^runs: 'no-such-run' matches no run; the runs are run_1, run_2, run_3$"
+    with pytest.raises(tba.SelectionError, match=said):
+        tba.aggregate(logdir, runs="no-such-run")
+    said = r"^tags: 'no-such-tag' matches no scalar tag of the selected runs; their tags are strict/foo$"
+    with pytest.raises(tba.SelectionError, match=said):
+        tba.aggregate(logdir, tags="no-such-tag")
+    assert issubclass(tba.SelectionError, tba.OptionError) and issubclass(tba.SelectionError, ValueError)
 
 
 def test_a_20000_step_run_keeps_every_point(tmp_path):
@@ -432,8 +437,8 @@ def test_pathological_regex_is_stopped_with_a_clear_error(tmp_path, option):
     with pytest.raises(tba.OptionError, match=f"^{option}: .*takes too long"):
         tba.aggregate(str(tmp_path), **{option: value})
     # The classic (a+)+$ is handled by the regex engine without blowing up: no match, no error.
-    df = tba.aggregate(str(tmp_path), runs="(a+)+$")
-    assert df.empty and df.attrs["notes"] == ["no run matches runs='(a+)+$'"]
+    with pytest.raises(tba.SelectionError, match=r"^runs: '\(a\+\)\+\$' matches no run"):
+        tba.aggregate(str(tmp_path), runs="(a+)+$")
 
 
 @pytest.mark.parametrize("loader", LOADERS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import difflib
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
@@ -119,3 +120,26 @@ def group_runs(
                 groups[run] = hparam_label(names, values)
     return groups, unplaced
 
+
+def nothing_placed(runs: list[str], group_by: str, hparams: Mapping[str, Mapping[str, object]]) -> str:
+    """Why ``group_by`` places none of ``runs``, and what there is to choose from (an error message)."""
+    if group_by.startswith("regex:"):
+        return f"{group_by!r} matches none of the selected runs; they are {some(runs)}"
+    names = group_by[len("hparam:") :].split(",")
+    present = sorted({name for run in runs for name in hparams.get(run, {})})
+    if not present:
+        return f"{group_by!r}: the selected runs have no hparams"
+    missing = [n for n in names if n not in present]
+    if not missing:
+        return f"{group_by!r}: no selected run has all of the hparams {', '.join(names)}"
+    close = difflib.get_close_matches(missing[0], present, n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return (
+        f"hparam {missing[0]!r} is in none of the selected runs; their hparams are {some(present)}{hint}"
+    )
+
+
+def some(names: list[str], limit: int = 20) -> str:
+    """The first ``limit`` names, comma-separated, and how many more there are."""
+    shown = ", ".join(names[:limit])
+    return shown + (f" (and {len(names) - limit:,} more)" if len(names) > limit else "")

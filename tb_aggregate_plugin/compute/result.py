@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..query import Query
+from ..query import Query, ref, spelled
 from . import align as align_mod
 from .stats import edge_names
 
@@ -27,6 +28,26 @@ class UnknownTagError(LookupError):
     """The requested tag is in none of the selected runs."""
 
 
+def api_spelling(name: str) -> str:
+    """How the notes name an option for the Python API (and HTTP): by its keyword. ``list``, where the
+    groups can be seen, is the result's ``attrs["groups"]`` (also the JSON export's ``meta.groups``).
+    Each adapter passes its own spelling to :meth:`Result.notes`: the command line's flags, the tab's."""
+    return 'attrs["groups"]' if name == "list" else name
+
+
+def one_run_groups(groups: dict[str, list[str]]) -> str | None:
+    """The note for a grouping that leaves every group with one run (nothing to reduce across runs,
+    no band), with the fix; ``None`` when some group has several runs (or there is only one run)."""
+    if len(groups) < 2 or any(len(runs) != 1 for runs in groups.values()):
+        return None
+    group_by = ref("group_by")
+    return (
+        f"every group has one run ({len(groups)} runs, {len(groups)} groups): nothing is reduced across "
+        f"runs and there is no band; see the groups in {ref('list')} and group the runs with {group_by}, "
+        f"e.g. {group_by}=parent or {group_by}=regex:PATTERN"
+    )
+
+
 @dataclasses.dataclass
 class Block:
     """What stands behind one (tag, group) curve."""
@@ -39,6 +60,7 @@ class Block:
     finals: dict[str, float]  # run -> last finite (smoothed) value, for comparing groups
     downsampled: list[str]  # runs whose series may have been thinned by the loader
     aligned: align_mod.Aligned | None = None  # kept only with keep_runs=True
+    most_runs: int = 0  # the most finite values at one point, before min_runs drops any point
 
 
 @dataclasses.dataclass
@@ -55,6 +77,7 @@ class Result:
     matched_runs: int = 0  # runs whose name matches the run filter, with or without the tags
     skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # run -> unreadable event data
     partial: bool = False  # only n, center and band were computed (see run's drawn_only)
+    reader_notes: list[str] = dataclasses.field(default_factory=list)  # how the logs were read
 
     @property
     def x(self) -> str:
@@ -122,13 +145,18 @@ class Result:
             "notes": self.notes(),
         }
 
-    def notes(self, tag: str | None = None) -> list[str]:
-        """Plain-language notes: what was left out and why (only the notes of ``tag`` if given)."""
-        notes = []
-        if not self.matched_runs:
-            notes.append(f"no run matches runs={self.query.runs!r}")
+    def notes(self, tag: str | None = None, spell: Callable[[str], str] = api_spelling) -> list[str]:
+        """Plain-language notes: what was left out and why (only the notes of ``tag`` if given). Options
+        are named as ``spell`` names them (the API's keywords unless an adapter says otherwise)."""
+        notes = list(self.reader_notes)
+        if not self.matched_runs:  # (a filter that matches none of the runs there are is an error)
+            notes.append("no run with scalar data in the logs")
         elif not self.tags:
             notes.append(f"no scalar tag matches tags={self.query.tags!r}")
+        one_run = one_run_groups(self.groups)
+        if one_run:
+            notes.append(one_run)
+        notes += self._too_few_runs(tag)
         for run, reason in self.skipped.items():
             notes.append(f"run {run!r}: event data skipped: {reason}")
         for run, reason in sorted(self.unplaced.items()):
@@ -141,7 +169,49 @@ class Result:
                     notes.append(f"{b.tag}: {count} NaN/inf value(s) of run {run!r} left out")
             if b.downsampled:
                 notes.append(f"{b.tag}: {len(b.downsampled)} run(s) {DOWNSAMPLED}; {FULL_RESOLUTION}")
-        return notes
+        return [spelled(note, spell) for note in notes]
+
+    def empty_reason(self, spell: Callable[[str], str] = api_spelling) -> str:
+        """Why the table has no row, in one line: the cause, not merely the first note."""
+        if self.blocks and not any(b.most_runs for b in self.blocks):
+            values = sum(count for b in self.blocks for count in b.nonfinite.values())
+            return f"every value of the selected series is NaN or inf ({values:,} left out)"
+        too_few = self._too_few_runs(None)
+        if too_few and not any(len(c["n"]) for c in self.curves):
+            return spelled(too_few[0], spell)
+        notes = self.notes(spell=spell)
+        return notes[0] if notes else "no point is left"
+
+    def _too_few_runs(self, tag: str | None) -> list[str]:
+        """Notes for the curves ``min_runs`` leaves without any point (of ``tag``, or of every tag):
+        one note when it leaves none at all, saying how many runs the groups have."""
+        m = self.query.min_runs
+        if m == 1:
+            return []
+        blocks = [b for b in self.blocks if tag is None or b.tag == tag]
+        gone = [b for b in blocks if 0 < b.most_runs < m]
+        if not gone:
+            return []
+        option = f"{ref('min_runs')}={m}"
+        if len(gone) == len(blocks):
+            sizes = sorted({len(self.groups.get(b.group, b.runs)) for b in gone})
+            runs = "runs" if sizes[-1] > 1 else "run"
+            if len({b.group for b in gone}) == 1:
+                have = f"the group has {sizes[0]} {runs}"
+            elif len(sizes) == 1:
+                have = f"the groups have {sizes[0]} {runs} each"
+            else:
+                have = f"the groups have {sizes[0]} to {sizes[-1]} runs"
+            most = max(b.most_runs for b in gone)
+            if most < sizes[-1]:
+                have += f", at most {most} at one point"
+            fix = f"set {ref('min_runs')} to {most} or less"
+            return [f"every point has fewer than {m} runs ({option}): {have}; {fix}"]
+        return [
+            f"{b.tag}: group {b.group!r} left out: every point has fewer than {m} runs ({option}); "
+            f"at most {b.most_runs} at one point"
+            for b in gone
+        ]
 
 
 def _columns(pieces: list[dict], names: list[str]) -> dict[str, np.ndarray]:

@@ -85,6 +85,9 @@ class Source:
         self.experiment_id = experiment_id
         self.sample_limit = sample_limit
         self.repeats_needs = repeats_needs
+        # How the logs were read, when the user should know (e.g. another loader than asked for);
+        # options named with query.ref. Shown with the result's notes.
+        self.notes: list[str] = []
         self._ctx = ctx or tb_context.RequestContext()
         self._cache: LRU[tuple[SeriesInfo, Series]] = LRU(max_cache_points)
         self.memo: LRU[object] = LRU(max_memo_bytes)
