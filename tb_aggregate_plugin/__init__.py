@@ -61,7 +61,8 @@ def aggregate(source: Any, *, loader: str = "auto", experiment_id: str = "", **o
     Args:
         source: a logdir path (read with TensorBoard's loaders, every point kept) or a TensorBoard
             ``DataProvider``.
-        loader: for a path: ``auto`` (Rust data server when installed), ``rust`` or ``python``.
+        loader: for a path: ``auto`` (Rust data server when installed; the Python loader when
+            ``dup_steps`` needs it or the data server finds no scalars), ``rust`` or ``python``.
         experiment_id: for a DataProvider serving several experiments.
         **options: the :class:`Query` options (``runs``, ``tags``, ``group_by``, ``center``, ``band``,
             ``reductions``, ``align``, ``x``, ``smoothing``, ``min_runs``, ``dup_steps``).

@@ -33,6 +33,7 @@ from .query import (
     OptionError,
     Query,
     one_of,
+    spelled,
 )
 from .read.logdir import LOADERS, loader_for, logdir_source
 from .version import __version__
@@ -205,7 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help=f"how to read the logdir: {' | '.join(LOADERS)}. rust: TensorBoard's data server; python: "
         "its multiplexer; auto: rust when installed, python when --dup-steps first or mean needs "
-        "it (default: auto). Example: --loader python",
+        "it or when the data server finds no scalars (it leaves out float64 tensors) "
+        "(default: auto). Example: --loader python",
     )
     out.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     engine = parser.add_argument_group("aggregation (the same options as the Aggregate tab)")
@@ -385,8 +387,9 @@ def _compute(args, query: Query, progress: Progress):
         listing = source.list_scalars()
         if not listing:
             skipped = [f"; {run or '.'}: {why}" for run, why in sorted(source.problems().items())][:1]
+            said = [f"; {spelled(note, _flag)}" for note in source.notes]
             raise Failure(
-                f"cannot read {args.logdir}: no TensorBoard runs with scalars in it{''.join(skipped)}"
+                f"cannot read {args.logdir}: no TensorBoard runs with scalars in it" + "".join(skipped + said)
             )
         series = sum(len(tags) for tags in listing.values())
         progress.stage(f"reducing: {_n(len(listing), 'run')}, {_n(series, 'series')} ({loader} loader)")

@@ -34,6 +34,12 @@ RUST_DROPS_REPEATS = (
     "only the last write of a repeated step"
 )
 
+# When the data server lists no scalar in event files that are there.
+RUST_FOUND_NO_SCALARS = (
+    "TensorBoard's data server found no scalars in these event files (it leaves out scalars stored "
+    "as float64 tensors)"
+)
+
 logger = logging.getLogger(__name__)
 
 
@@ -108,6 +114,10 @@ def logdir_source(
     the event files' framing is checked then too, rather than after the points are read. The logdir
     is walked once, for both the slices and that check.
 
+    When TensorBoard's data server finds no scalar at all in event files that are there (it leaves
+    out scalars stored as float64 tensors), ``loader`` auto reads them again with the Python loader;
+    either way the source's ``notes`` say so.
+
     Raises:
         OptionError: the loader cannot give what ``dup_steps`` needs (see :func:`loader_for`).
         FileNotFoundError: ``logdir`` is not a folder.
@@ -125,22 +135,35 @@ def logdir_source(
         checked[0].problems(files)
 
     tasks = ([meanwhile] if meanwhile is not None else []) + [check_framing]
-    with open_logdir(
-        logdir, loader=chosen, keep_repeated_steps=dup_steps != "last", meanwhile=tasks, files=files
-    ) as loaded:
+    with contextlib.ExitStack() as stack:
+        loaded = stack.enter_context(
+            open_logdir(
+                logdir, loader=chosen, keep_repeated_steps=dup_steps != "last", meanwhile=tasks, files=files
+            )
+        )
         from .source import Source
 
-        # Read once and closed after: nothing to keep for a next request.
-        health = checked[0] if checked else None  # else made by Source when first asked
-        dropped = RUST_DROPS_REPEATS if loaded.loader == "rust" else None
-        source = Source(
-            loaded.provider,
-            logdir=logdir,
-            health=health,
-            max_cache_points=0,
-            max_memo_bytes=0,
-            repeats_needs=dropped,
-        )
+        def source_of(loaded: LoadedLogdir) -> Source:
+            # Read once and closed after: nothing to keep for a next request.
+            health = checked[0] if checked else None  # else made by Source when first asked
+            return Source(
+                loaded.provider,
+                logdir=logdir,
+                health=health,
+                max_cache_points=0,
+                max_memo_bytes=0,
+                repeats_needs=RUST_DROPS_REPEATS if loaded.loader == "rust" else None,
+            )
+
+        source = source_of(loaded)
+        if loaded.loader == "rust" and files.runs and not source.list_scalars():
+            if one_of("loader", loader, LOADERS) == "rust":  # asked for: said, not overruled
+                source.notes.append(f"{RUST_FOUND_NO_SCALARS}: try {ref('loader')}=python")
+            else:  # auto: the loader that reads them
+                loaded.close()
+                loaded = stack.enter_context(open_logdir(logdir, loader="python", files=files))
+                source = source_of(loaded)
+                source.notes.append(f"{RUST_FOUND_NO_SCALARS}: read with {ref('loader')}=python instead")
         yield source, loaded.loader
 
 
