@@ -42,15 +42,16 @@ def __getattr__(name: str) -> Any:
 
 
 def compute(source: Any, query: Query, *, loader: str = "auto", experiment_id: str = "") -> Result:
-    """Run ``query`` on a logdir path, a DataProvider or a :class:`Source`; returns the full Result."""
+    """Run ``query`` on a logdir path, a list of run folders, a DataProvider or a :class:`Source`;
+    returns the full Result."""
     from .compute.engine import run
     from .read.logdir import logdir_source
     from .read.source import Source
 
     if isinstance(source, Source):
         return run(query, source)
-    if isinstance(source, str) or hasattr(source, "__fspath__"):
-        with logdir_source(str(source), dup_steps=query.dup_steps, loader=loader) as (opened, _):
+    if isinstance(source, (str, list, tuple)) or hasattr(source, "__fspath__"):
+        with logdir_source(source, dup_steps=query.dup_steps, loader=loader) as (opened, _):
             return run(query, opened)
     return run(query, Source(source, experiment_id))
 
@@ -59,8 +60,9 @@ def aggregate(source: Any, *, loader: str = "auto", experiment_id: str = "", **o
     """Group runs and reduce each group across runs, step by step.
 
     Args:
-        source: a logdir path (read with TensorBoard's loaders, every point kept) or a TensorBoard
-            ``DataProvider``.
+        source: a logdir path (read with TensorBoard's loaders, every point kept), a list of run
+            folders (each one run named after its folder, by its path from their common parent when
+            two have the same name) or a TensorBoard ``DataProvider``.
         loader: for a path: ``auto`` (Rust data server when installed; the Python loader when
             ``dup_steps`` needs it or the data server finds no scalars), ``rust`` or ``python``.
         experiment_id: for a DataProvider serving several experiments.

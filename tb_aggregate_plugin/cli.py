@@ -54,6 +54,8 @@ EPILOG = """examples:
   tb-aggregate runs/ -o curves.csv
       every tag per group (auto grouping), to CSV: n, mean, mean-std, mean+std (the line and the
       band drawn), then std, min, max, median
+  tb-aggregate runs/seed_* -o curves.csv
+      the same from run folders, each folder one run
   tb-aggregate runs/ --group-by 'regex:lr=([^/]+)' --tags '^val/' --reductions mean,q05,q95 -o val.json
       per learning rate, validation tags only, mean and 5th/95th percentiles, to JSON
   tb-aggregate runs/ --band ci95 --format tb -o aggregated/
@@ -163,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser; engine options are left unset unless given, so defaults live in Query."""
     parser = _Parser(
         prog=PROG,
-        usage=f"{PROG} LOGDIR [options] -o OUT   |   {PROG} LOGDIR --list [options]",
+        usage=f"{PROG} LOGDIR|RUN_FOLDER... [options] -o OUT   |   {PROG} LOGDIR|RUN_FOLDER... --list",
         description="Group the runs of a TensorBoard logdir (seeds, ensemble members, sweep arms) and\n"
         "reduce each group across runs, step by step, reading every point. Writes a table\n"
         "(tag, group, step, wall_time, n, the line, the band's edges, other statistics) or new\n"
@@ -171,7 +173,14 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=_Formatter,
     )
-    parser.add_argument("logdir", metavar="LOGDIR", help="folder of runs (read only, never written)")
+    parser.add_argument(
+        "logdir",
+        metavar="LOGDIR",
+        nargs="+",
+        help="folder of runs (read only, never written); or several run folders, each one run named "
+        "after its folder (by its path from their common parent when two have the same name), "
+        "grouped as any runs. Example: runs/seed_*",
+    )
     out = parser.add_argument_group("output")
     out.add_argument(
         "-o",
@@ -314,8 +323,9 @@ def _main(argv: Sequence[str] | None) -> int:
         from .write import tb_runs  # numpy: only for this format
 
         tb_runs.check_query(query)
-    _check_logdir(args.logdir)
-    _check_apart(args.logdir, args.output)
+    for folder in args.logdir:
+        _check_logdir(folder)
+        _check_apart(folder, args.output)
     try:
         table_file.check_available(fmt)
         if fmt == "tb":
@@ -361,14 +371,14 @@ def _opened(args, query: Query) -> Iterator[tuple[Source, str]]:
     with contextlib.ExitStack() as stack:
         try:
             opened = logdir_source(
-                args.logdir,
+                args.logdir[0] if len(args.logdir) == 1 else args.logdir,
                 dup_steps=query.dup_steps,
                 loader=args.loader,
                 meanwhile=functools.partial(_import_engine, query),
             )
             source, loader = stack.enter_context(opened)
         except (OSError, RuntimeError, TimeoutError, ImportError) as exc:
-            raise Failure(f"cannot read {args.logdir}: {_reason(exc)}") from None
+            raise Failure(f"cannot read {_logdirs(args)}: {_reason(exc)}") from None
         yield source, loader
 
 
@@ -382,14 +392,15 @@ def _import_engine(query: Query) -> None:
 
 def _compute(args, query: Query, progress: Progress):
     """Load, then compute: two stages for the progress display; returns (result, points read)."""
-    progress.stage(f"loading {args.logdir}")
+    progress.stage(f"loading {_logdirs(args)}")
     with _opened(args, query) as (source, loader):
         listing = source.list_scalars()
         if not listing:
             skipped = [f"; {run or '.'}: {why}" for run, why in sorted(source.problems().items())][:1]
             said = [f"; {spelled(note, _flag)}" for note in source.notes]
             raise Failure(
-                f"cannot read {args.logdir}: no TensorBoard runs with scalars in it" + "".join(skipped + said)
+                f"cannot read {_logdirs(args)}: no TensorBoard runs with scalars in it"
+                + "".join(skipped + said)
             )
         series = sum(len(tags) for tags in listing.values())
         progress.stage(f"reducing: {_n(len(listing), 'run')}, {_n(series, 'series')} ({loader} loader)")
@@ -408,10 +419,11 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
 
             progress.stage(f"writing {out}")
             with table_file.atomic_dir(out, force=args.force, replaceable=tb_runs.is_previous_output) as temp:
+                folders = [os.path.abspath(folder) for folder in args.logdir]
                 manifest = tb_runs.write_runs(
                     result,
                     temp,
-                    logdir=os.path.abspath(args.logdir),
+                    logdir=folders[0] if len(folders) == 1 else folders,
                     reductions=hasattr(args, "reductions"),  # line and band only, unless asked
                     on_run=lambda done, total: progress.stage(f"writing {out}: {done}/{total} runs"),
                 )
@@ -427,7 +439,8 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
 
 
 def _list(args, query: Query) -> int:
-    _check_logdir(args.logdir)
+    for folder in args.logdir:
+        _check_logdir(folder)
     with _opened(args, query) as (source, _):
         from .compute.engine import describe
 
@@ -461,6 +474,11 @@ def _print_columns(rows: list[tuple[str, ...]]) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         print("  ".join([c.ljust(w) for c, w in zip(row, widths)] + [row[-1]]))
+
+
+def _logdirs(args) -> str:
+    """The folders read, for a message: LOGDIR, or the run folders."""
+    return " ".join(args.logdir)
 
 
 def _check_logdir(logdir: str) -> None:

@@ -15,7 +15,7 @@ import os
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 # Only the standard library at import, the rest when first used: the command line starts TensorBoard's
@@ -101,7 +101,7 @@ def loader_for(loader: str, dup_steps: str) -> str:
 
 @contextlib.contextmanager
 def logdir_source(
-    logdir: str,
+    logdir: str | os.PathLike | Sequence[str | os.PathLike],
     *,
     dup_steps: str = "last",
     loader: str = "auto",
@@ -109,6 +109,9 @@ def logdir_source(
 ) -> Iterator[tuple[Source, str]]:
     """A :class:`Source` over every point of ``logdir``, loaded as ``dup_steps`` needs; yields
     ``(source, loader used)`` and stops the loader afterwards. The one way a path is opened.
+
+    ``logdir`` may be several folders: each is then a run named after the folder (see
+    :mod:`.folders`), read as one logdir.
 
     ``meanwhile`` is called once while TensorBoard's data server loads (the CLI imports the engine);
     the event files' framing is checked then too, rather than after the points are read. The logdir
@@ -119,10 +122,22 @@ def logdir_source(
     either way the source's ``notes`` say so.
 
     Raises:
-        OptionError: the loader cannot give what ``dup_steps`` needs (see :func:`loader_for`).
+        OptionError: the loader cannot give what ``dup_steps`` needs (see :func:`loader_for`), or
+            one of several folders is inside another.
         FileNotFoundError: ``logdir`` is not a folder.
     """
     chosen = loader_for(loader, dup_steps)
+    if not isinstance(logdir, (str, os.PathLike)):
+        folders = [os.fspath(folder) for folder in logdir]
+        if len(folders) != 1:
+            from .folders import linked
+
+            with linked(folders) as links:
+                with logdir_source(links, dup_steps=dup_steps, loader=loader, meanwhile=meanwhile) as opened:
+                    yield opened
+            return
+        logdir = folders[0]
+    logdir = os.fspath(logdir)
     if not os.path.isdir(logdir):
         raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
     files = event_files(logdir)

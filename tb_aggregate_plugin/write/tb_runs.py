@@ -88,7 +88,7 @@ def write_runs(
     result: Result,
     folder: str,
     *,
-    logdir: str = "",
+    logdir: str | list[str] = "",
     reductions: bool = False,
     on_run: Callable[[int, int], None] | None = None,
 ) -> dict:
