@@ -70,9 +70,11 @@ def aggregate(source: Any, *, loader: str = "auto", experiment_id: str = "", **o
             ``reductions``, ``align``, ``x``, ``smoothing``, ``min_runs``, ``dup_steps``).
 
     Returns:
-        A tidy DataFrame ``tag, group, step, wall_time, n, <reductions>`` (``step`` is ``relative`` or
-        ``wall`` for a time axis). ``df.attrs`` holds the runs of each group, the alignment used, the
-        NaN/inf values left out per run, runs the grouping could not place, and plain-language notes.
+        A tidy DataFrame ``tag, group, step, wall_time, n``, the line and the band's edges named after
+        what they are (``mean, mean-std, mean+std``; ``median, ci95_lo, ci95_hi``; none for band none),
+        then the other ``reductions`` (``step`` is ``relative`` or ``wall`` for a time axis).
+        ``df.attrs`` holds the runs of each group, the alignment used, the NaN/inf values left out per
+        run, runs the grouping could not place, and plain-language notes.
 
     Raises:
         OptionError: an option has a value that is not allowed (the message names it), or, from a

@@ -43,7 +43,7 @@ def one_run_groups(groups: dict[str, list[str]]) -> str | None:
     group_by = ref("group_by")
     return (
         f"every group has one run ({len(groups)} runs, {len(groups)} groups): nothing is reduced across "
-        f"runs and there is no band; see the groups in {ref('list')} and group the runs with {group_by}, "
+        f"runs and there is no band; see the groups ({ref('list')}) and group the runs with {group_by}, "
         f"e.g. {group_by}=parent or {group_by}=regex:PATTERN"
     )
 
