@@ -84,9 +84,9 @@ def _option_help() -> dict[str, tuple[str, str]]:
         "group_by": (
             "MODE",
             f"how runs form groups: {' | '.join(GROUP_BY_MODES)}. auto: the run name "
-            "without its repetition index (lr=0.1/seed_3 -> lr=0.1); parent: the run's parent "
-            "folder; none: one group; regex: the pattern's captured text; hparam: the logged "
-            f"hparam values (default: {d['group_by']}). Example: --group-by 'regex:lr=([^/]+)'",
+            "without its repetition index (lr=0.1/seed_3 -> lr=0.1; PPO_1, PPO_2 -> PPO); parent: "
+            "the run's parent folder; none: one group; regex: the pattern's captured text; hparam: "
+            f"the logged hparam values (default: {d['group_by']}). Example: --group-by 'regex:lr=([^/]+)'",
         ),
         "center": (
             "STAT",
