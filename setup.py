@@ -45,11 +45,22 @@ setup(
             "boto3>=1.26",
             "moto[server]>=5",
             "matplotlib>=3.6",
+            "trove-classifiers",
         ],
     },
     entry_points={
         "tensorboard_plugins": ["aggregate = tb_aggregate_plugin.plugin:AggregatePlugin"],
         "console_scripts": ["tb-aggregate = tb_aggregate_plugin.cli:entry_point"],
     },
-    classifiers=["Framework :: TensorBoard", "Programming Language :: Python :: 3"],
+    # Trove classifiers: only names on PyPI's list (tests/test_packaging.py checks each).
+    classifiers=[
+        "Environment :: Console",
+        "Environment :: Plugins",
+        "Environment :: Web Environment",
+        "Intended Audience :: Science/Research",
+        "Programming Language :: Python :: 3",
+        "Programming Language :: Python :: 3 :: Only",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+        "Topic :: Scientific/Engineering :: Visualization",
+    ],
 )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 # is empty), so that the function, defined after it, is what `tba.compute` names. Later imports of
 # its modules (`from .compute import engine`) find the package in sys.modules, not here.
 from . import compute as _compute_stage  # noqa: F401
-from .query import OptionError, Query
+from .query import OptionError, Query, SelectionError
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -29,8 +29,11 @@ if TYPE_CHECKING:
 __all__ = [
     "aggregate",
     "compare",
+    "summary",
+    "plot",
     "Query",
     "OptionError",
+    "SelectionError",
     "UnknownTagError",
     "Result",
     "compute",
@@ -50,22 +53,23 @@ def __getattr__(name: str) -> Any:
 
 @contextlib.contextmanager
 def _opened(source: Any, query: Query, loader: str, experiment_id: str) -> Iterator[Source]:
-    """A :class:`Source` over a logdir path (loaded for this query, stopped after), a DataProvider or
-    a Source."""
+    """A :class:`Source` over a logdir path or a list of run folders (loaded for this query, stopped
+    after), a DataProvider or a Source."""
     from .read.logdir import logdir_source
     from .read.source import Source
 
     if isinstance(source, Source):
         yield source
-    elif isinstance(source, str) or hasattr(source, "__fspath__"):
-        with logdir_source(str(source), dup_steps=query.dup_steps, loader=loader) as (opened, _):
+    elif isinstance(source, (str, list, tuple)) or hasattr(source, "__fspath__"):
+        with logdir_source(source, dup_steps=query.dup_steps, loader=loader) as (opened, _):
             yield opened
     else:
         yield Source(source, experiment_id)
 
 
 def compute(source: Any, query: Query, *, loader: str = "auto", experiment_id: str = "") -> Result:
-    """Run ``query`` on a logdir path, a DataProvider or a :class:`Source`; returns the full Result."""
+    """Run ``query`` on a logdir path, a list of run folders, a DataProvider or a :class:`Source`;
+    returns the full Result."""
     from .compute.engine import run
 
     with _opened(source, query, loader, experiment_id) as opened:
@@ -76,22 +80,28 @@ def aggregate(source: Any, *, loader: str = "auto", experiment_id: str = "", **o
     """Group runs and reduce each group across runs, step by step.
 
     Args:
-        source: a logdir path (read with TensorBoard's loaders, every point kept) or a TensorBoard
-            ``DataProvider``.
-        loader: for a path: ``auto`` (Rust data server when installed), ``rust`` or ``python``.
+        source: a logdir path (read with TensorBoard's loaders, every point kept), a list of run
+            folders (each one run named after its folder, by its path from their common parent when
+            two have the same name) or a TensorBoard ``DataProvider``.
+        loader: for a path: ``auto`` (Rust data server when installed; the Python loader when
+            ``dup_steps`` needs it or the data server finds no scalars), ``rust`` or ``python``.
         experiment_id: for a DataProvider serving several experiments.
         **options: the :class:`Query` options (``runs``, ``tags``, ``group_by``, ``center``, ``band``,
             ``reductions``, ``align``, ``x``, ``smoothing``, ``min_runs``, ``dup_steps``).
 
     Returns:
-        A tidy DataFrame ``tag, group, step, wall_time, n, <reductions>``; on another x axis the x
-        column is named as the axis (``relative``, ``wall``, ``tag:NAME``) and there is no
-        ``wall_time``. ``df.attrs`` holds the runs of each group, the alignment used, the NaN/inf
-        values left out per run, runs the grouping could not place, and plain-language notes.
+        A tidy DataFrame ``tag, group, step, wall_time, n``, the line and the band's edges named after
+        what they are (``mean, mean-std, mean+std``; ``median, ci95_lo, ci95_hi``; none for band none),
+        then the other ``reductions``. On another x axis the x column is named as the axis
+        (``relative``, ``wall``, ``tag:NAME``) and there is no ``wall_time``. ``df.attrs`` holds the runs
+        of each group, the alignment used, the NaN/inf values left out per run, runs the grouping could
+        not place, and plain-language notes.
 
     Raises:
         OptionError: an option has a value that is not allowed (the message names it), or, from a
             path, ``loader="rust"`` with ``dup_steps`` first or mean (the data server drops repeats).
+        SelectionError: an OptionError for a valid ``runs``, ``tags`` or ``group_by`` that selects
+            nothing in these logs; the message lists the runs, tags or hparams there are.
     """
     return compute(source, Query(**options), loader=loader, experiment_id=experiment_id).table()
 

@@ -33,6 +33,8 @@ from .query import (
     X_MODES,
     OptionError,
     Query,
+    one_of,
+    spelled,
 )
 from .read.logdir import LOADERS, LogdirError, loader_for, logdir_source, scheme_of
 from .version import __version__
@@ -46,16 +48,21 @@ COMPARE_FORMATS = ("csv", "json", "md", "tex")
 PROG = "tb-aggregate"
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Query)}
 QUERY_OPTIONS = tuple(_DEFAULTS)
+FORMATS = table_file.FILE_FORMATS + ("tb",)
 
 EPILOG = """examples:
   tb-aggregate runs/ --list
       show the runs, the group each one falls in and the tags, without computing anything
   tb-aggregate runs/ -o curves.csv
-      mean, std, min, max, median and count of every tag, per group (auto grouping), to CSV
+      every tag per group (auto grouping), to CSV: n, mean, mean-std, mean+std (the line and the
+      band drawn), then std, min, max, median
+  tb-aggregate runs/seed_* -o curves.csv
+      the same from run folders, each folder one run
   tb-aggregate runs/ --group-by 'regex:lr=([^/]+)' --tags '^val/' --reductions mean,q05,q95 -o val.json
       per learning rate, validation tags only, mean and 5th/95th percentiles, to JSON
   tb-aggregate runs/ --band ci95 --format tb -o aggregated/
-      new TensorBoard runs aggregated/<group>/mean, .../ci95_lo, .../ci95_hi; view them with
+      new TensorBoard runs aggregated/<group>/mean, .../ci95_lo, .../ci95_hi (the line and the
+      band's edges; add --reductions for more); view them with
       tensorboard --logdir_spec runs:runs/,aggregated:aggregated/
   tb-aggregate runs/ --band ci95 -o figure.pdf
       one panel per tag, one line and band per group, as in the tab (also .svg, .png)
@@ -85,9 +92,9 @@ def _option_help() -> dict[str, tuple[str, str]]:
         "group_by": (
             "MODE",
             f"how runs form groups: {' | '.join(GROUP_BY_MODES)}. auto: the run name "
-            "without its repetition index (lr=0.1/seed_3 -> lr=0.1); parent: the run's parent "
-            "folder; none: one group; regex: the pattern's captured text; hparam: the logged "
-            f"hparam values (default: {d['group_by']}). Example: --group-by 'regex:lr=([^/]+)'",
+            "without its repetition index (lr=0.1/seed_3 -> lr=0.1; PPO_1, PPO_2 -> PPO); parent: "
+            "the run's parent folder; none: one group; regex: the pattern's captured text; hparam: "
+            f"the logged hparam values (default: {d['group_by']}). Example: --group-by 'regex:lr=([^/]+)'",
         ),
         "center": (
             "STAT",
@@ -102,8 +109,9 @@ def _option_help() -> dict[str, tuple[str, str]]:
         ),
         "reductions": (
             "LIST",
-            f"comma-separated statistics in the table: {', '.join(BASE_REDUCTIONS)} or a "
-            f"percentile qNN (default: {','.join(d['reductions'])}). "
+            "comma-separated statistics in the table, after n, the line and the band's edges (which "
+            f"every table has): {', '.join(BASE_REDUCTIONS)} or a percentile qNN (default: "
+            f"{','.join(d['reductions'])}; count is always n). With --format tb, one run each. "
             "Example: --reductions mean,std,q05,q95",
         ),
         "align": (
@@ -188,17 +196,21 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser; engine options are left unset unless given, so defaults live in Query."""
     parser = _Parser(
         prog=PROG,
-        usage=f"{PROG} LOGDIR [options] -o OUT   |   {PROG} LOGDIR --list [options]",
+        usage=f"{PROG} LOGDIR|RUN_FOLDER... [options] -o OUT   |   {PROG} LOGDIR|RUN_FOLDER... --list",
         description="Group the runs of a TensorBoard logdir (seeds, ensemble members, sweep arms) and\n"
         "reduce each group across runs, step by step, reading every point. Writes a table\n"
-        "(tag, group, step, wall_time, n, statistics...) or new TensorBoard runs.",
+        "(tag, group, step, wall_time, n, the line, the band's edges, other statistics) or new\n"
+        "TensorBoard runs (the line and the band's edges).",
         epilog=EPILOG,
         formatter_class=_Formatter,
     )
     parser.add_argument(
         "logdir",
         metavar="LOGDIR",
-        help="folder of runs, or s3://BUCKET/PREFIX, gs://BUCKET/PREFIX (read only, never written)",
+        nargs="+",
+        help="folder of runs, or s3://BUCKET/PREFIX, gs://BUCKET/PREFIX (read only, never written); or "
+        "several run folders, each one run named after its folder (by its path from their common "
+        "parent when two have the same name), grouped as any runs. Example: runs/seed_*",
     )
     out = parser.add_argument_group("output")
     out.add_argument(
@@ -210,9 +222,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument(
         "--format",
-        choices=table_file.FILE_FORMATS + ("tb",),
-        help="write this format whatever OUT's extension; tb: one TensorBoard run per group and "
-        "statistic, e.g. OUT/<group>/mean, OUT/<group>/mean+std. Example: --format tb",
+        metavar="FORMAT",
+        help=f"write this format whatever OUT's extension: {' | '.join(FORMATS)}. tb: per group, one "
+        "TensorBoard run for the line and one for each band edge, e.g. OUT/<group>/mean, "
+        "OUT/<group>/mean-std, OUT/<group>/mean+std, and one per statistic of --reductions only when "
+        "--reductions is given. Example: --format tb",
     )
     out.add_argument(
         "--force",
@@ -248,10 +262,12 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("-q", "--quiet", action="store_true", help="no progress display, notes or summary line")
     out.add_argument(
         "--loader",
-        choices=LOADERS,
+        metavar="LOADER",
         default="auto",
-        help="how to read the logdir: rust (TensorBoard's data server), python (its multiplexer), "
-        "auto: rust when installed, python for s3:// (default: auto)",
+        help=f"how to read the logdir: {' | '.join(LOADERS)}. rust: TensorBoard's data server; python: "
+        "its multiplexer; auto: rust when installed, python for s3://, when --dup-steps first or "
+        "mean needs it or when the data server finds no scalars (it leaves out float64 tensors) "
+        "(default: auto). Example: --loader python",
     )
     out.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     engine = parser.add_argument_group("aggregation (the same options as the Aggregate tab)")
@@ -289,9 +305,14 @@ def query_from_args(args: argparse.Namespace) -> Query:
     return Query.from_mapping(given)
 
 
+def _flag(name: str) -> str:
+    """An option as the command line names it: ``group_by`` is ``--group-by``, ``logdir`` LOGDIR."""
+    return "LOGDIR" if name == "logdir" else "--" + name.replace("_", "-")
+
+
 def _flag_message(exc: OptionError) -> str:
     """An OptionError's message, each option spelled as its flag: ``--group-by: ...``."""
-    return exc.spelled(lambda name: "--" + name.replace("_", "-"))
+    return exc.spelled(_flag)
 
 
 def entry_point() -> None:
@@ -357,14 +378,16 @@ def _trap_termination() -> dict:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     query = query_from_args(args)
-    loader_for(args.loader, query.dup_steps, args.logdir)  # before any work: the loader may not give it
+    args.loader = one_of("loader", args.loader, LOADERS)
+    # Before any work: the loader may not give what is asked.
+    loader_for(args.loader, query.dup_steps, args.logdir[0] if len(args.logdir) == 1 else None)
     if args.list:
         if args.output:
             raise UsageError("--list writes nothing; leave out -o")
         return _list(args, query)
     if not args.output:
         raise UsageError(f"-o OUT is required (or --list); see {PROG} --help")
-    fmt = args.format or table_file.format_of(args.output)
+    fmt = one_of("format", args.format, FORMATS) if args.format else table_file.format_of(args.output)
     if args.compare is not None:
         return _compare(args, query, fmt)
     if fmt is None:
@@ -376,8 +399,9 @@ def _main(argv: Sequence[str] | None) -> int:
         from .write import tb_runs  # numpy: only for this format
 
         tb_runs.check_query(query)
-    _check_logdir(args.logdir)
-    _check_apart(args.logdir, args.output)
+    for folder in args.logdir:
+        _check_logdir(folder)
+        _check_apart(folder, args.output)
     try:
         table_file.check_available(fmt)
         if fmt == "tb":
@@ -398,13 +422,12 @@ def _main(argv: Sequence[str] | None) -> int:
         pandas_free = fmt in ("csv", "csv.gz") or fmt in table_file.FIGURE_FORMATS
         table = result.table_columns() if pandas_free else result.table()
         if not len(table["n"]):
-            why = result.notes() or ["no point is left (see --min-runs)"]
-            raise UsageError(f"nothing to write: {why[0]}")
+            raise UsageError(f"nothing to write: {result.empty_reason(_flag)}")
         written = _write(args, fmt, result, table, progress)
     finally:
         progress.close()
     if not args.quiet:
-        for note in result.notes():
+        for note in result.notes(spell=_flag):
             _say(f"{PROG}: note: {note}")
         runs = {r for b in result.blocks for r in b.runs}
         counts = [
@@ -425,7 +448,7 @@ def _opened(args, query: Query) -> Iterator[tuple[Source, str]]:
     with contextlib.ExitStack() as stack:
         try:
             opened = logdir_source(
-                args.logdir,
+                args.logdir[0] if len(args.logdir) == 1 else args.logdir,
                 dup_steps=query.dup_steps,
                 loader=args.loader,
                 meanwhile=functools.partial(_import_engine, query),
@@ -434,7 +457,7 @@ def _opened(args, query: Query) -> Iterator[tuple[Source, str]]:
         except LogdirError:
             raise  # its message names the logdir and the reason
         except (OSError, RuntimeError, TimeoutError, ImportError) as exc:
-            raise Failure(f"cannot read {args.logdir}: {_reason(exc)}") from None
+            raise Failure(f"cannot read {_logdirs(args)}: {_reason(exc)}") from None
         yield source, loader
 
 
@@ -452,8 +475,9 @@ def _compare(args, query: Query, fmt: str | None) -> int:
         raise UsageError(
             f"--compare writes {', '.join('.' + f for f in COMPARE_FORMATS)}, not {args.output!r}"
         )
-    _check_logdir(args.logdir)
-    _check_apart(args.logdir, args.output)
+    for folder in args.logdir:
+        _check_logdir(folder)
+        _check_apart(folder, args.output)
     outputs = [args.output] + ([_groups_path(args.output)] if fmt == "csv" else [])
     try:
         for path in outputs:
@@ -523,13 +547,15 @@ def _groups_path(path: str) -> str:
 def _compute(args, query: Query, progress: Progress, work=None):
     """Load, then compute (``work(source)``, the curves by default): two stages for the progress
     display; returns (what was computed, points read)."""
-    progress.stage(f"loading {args.logdir}")
+    progress.stage(f"loading {_logdirs(args)}")
     with _opened(args, query) as (source, loader):
         listing = source.list_scalars()
         if not listing:
             skipped = [f"; {run or '.'}: {why}" for run, why in sorted(source.problems().items())][:1]
+            said = [f"; {spelled(note, _flag)}" for note in source.notes]
             raise Failure(
-                f"cannot read {args.logdir}: no TensorBoard runs with scalars in it{''.join(skipped)}"
+                f"cannot read {_logdirs(args)}: no TensorBoard runs with scalars in it"
+                + "".join(skipped + said)
             )
         series = sum(len(tags) for tags in listing.values())
         progress.stage(f"reducing: {_n(len(listing), 'run')}, {_n(series, 'series')} ({loader} loader)")
@@ -549,10 +575,13 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
 
             progress.stage(f"writing {out}")
             with table_file.atomic_dir(out, force=args.force, replaceable=tb_runs.is_previous_output) as temp:
+                # Where the runs came from, for the manifest: a URL as it is, folders as absolute paths.
+                folders = [f if scheme_of(f) else os.path.abspath(f) for f in args.logdir]
                 manifest = tb_runs.write_runs(
                     result,
                     temp,
-                    logdir=args.logdir if scheme_of(args.logdir) else os.path.abspath(args.logdir),
+                    logdir=folders[0] if len(folders) == 1 else folders,
+                    reductions=hasattr(args, "reductions"),  # line and band only, unless asked
                     on_run=lambda done, total: progress.stage(f"writing {out}: {done}/{total} runs"),
                 )
             return _n(len(manifest["runs"]), "TensorBoard run")
@@ -580,11 +609,12 @@ def _write(args, fmt: str, result, table, progress: Progress) -> str:
 
 
 def _list(args, query: Query) -> int:
-    _check_logdir(args.logdir)
+    for folder in args.logdir:
+        _check_logdir(folder)
     with _opened(args, query) as (source, _):
         from .compute.engine import describe
 
-        info = describe(query, source)
+        info = describe(query, source, _flag)
     rows = [("group", "run", "tags")]
     for run in info["runs"]:
         group = run["group"] if run["excluded"] is None else "-"
@@ -603,6 +633,9 @@ def _list(args, query: Query) -> int:
         f"{_n(len(info['runs']), 'run')} of {info['total_runs']} selected, "
         f"{_n(len(info['groups']), 'group')}, {_n(len(info['tags']), 'tag')}"
     )
+    if not args.quiet:
+        for note in info["notes"]:
+            _say(f"{PROG}: note: {note}")
     return EXIT_OK
 
 
@@ -611,6 +644,11 @@ def _print_columns(rows: list[tuple[str, ...]]) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         print("  ".join([c.ljust(w) for c, w in zip(row, widths)] + [row[-1]]))
+
+
+def _logdirs(args) -> str:
+    """The folders read, for a message: LOGDIR, or the run folders."""
+    return " ".join(args.logdir)
 
 
 def _check_logdir(logdir: str) -> None:

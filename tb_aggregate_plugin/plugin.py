@@ -25,7 +25,7 @@ from werkzeug import wrappers
 
 from .compute import comparison, engine, stats, summary
 from .compute.result import DOWNSAMPLED, FULL_RESOLUTION, UnknownTagError
-from .query import OptionError, Query, options
+from .query import OptionError, Query, one_of, options
 from .read.cache import LRU
 from .read.logdir import remote_note
 from .read.source import Source, repeats_needs_of
@@ -53,6 +53,12 @@ PLOTLY = "plotly.min.js"
 PLOTLY_CACHE_SECONDS = 86400
 DOWNSAMPLED_WARNING = f"some series {DOWNSAMPLED}; {FULL_RESOLUTION} for full resolution"
 _CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".svg": "image/svg+xml"}
+
+
+def tab_spelling(name: str) -> str:
+    """How the tab's notes name an option: as its URL parameter; ``list`` (where the groups can be
+    seen) is the side panel."""
+    return "the side panel's list of runs by group" if name == "list" else name
 
 
 def _route(handler):
@@ -230,7 +236,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
 
     def runs_impl(self, ctx, experiment: str, query: Query) -> dict:
         """Runs, groups, tags and hparams under ``query``, and every option's default and values."""
-        listing = engine.describe(query, self._source(ctx, experiment))
+        listing = engine.describe(query, self._source(ctx, experiment), tab_spelling)
         listing["sample_limit"] = self._sample_limit
         listing["options"] = options()
         return listing
@@ -250,7 +256,9 @@ class AggregatePlugin(base_plugin.TBPlugin):
         with ``along`` = (group a, group b), the x ranges where those two groups differ."""
         source = self._source(ctx, experiment)
         result = engine.run(query, source, tag=tag, keep_runs=include_runs, drawn_only=True)
-        payload = chart.chart(result, tag, max_points=max_points, include_runs=include_runs)
+        payload = chart.chart(
+            result, tag, max_points=max_points, include_runs=include_runs, spell=tab_spelling
+        )
         payload["sample_limit"] = self._sample_limit  # the engine's notes say when it may have bitten
         if along is not None:
             payload["along"] = comparison.along(query, source, tag, *along)
@@ -287,8 +295,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
         self, ctx, experiment: str, query: Query, tag: str | None, fmt: str
     ) -> tuple[bytes, str, list[tuple[str, str]]]:
         """``(body, content type, headers)`` of the table of ``tag`` (every tag when ``None``)."""
-        if fmt not in EXPORT_FORMATS:
-            raise OptionError("format", f"{fmt!r} is not one of {', '.join(EXPORT_FORMATS)}")
+        fmt = one_of("format", fmt, EXPORT_FORMATS)
         result = engine.run(query, self._source(ctx, experiment), tag=tag)
         table = result.table()
         if fmt == "csv":
@@ -311,7 +318,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
         payload = {
             "x": result.x,
             "rows": table_text.to_records(table) if len(table) else [],
-            "notes": result.notes(),
+            "notes": result.notes(spell=tab_spelling),
         }
         if compare is not None:
             tag, a, b = compare

@@ -7,6 +7,7 @@ The Python API, the HTTP routes and the CLI all build a :class:`Query`; an inval
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import re
 import time
@@ -45,7 +46,10 @@ SCORES = ("final", "best", "tail", "auc")
 # Bootstrap resamples: rliable's default for probability of improvement; more is slower, not wronger.
 DEFAULT_BOOT_REPS = 2000
 MAX_BOOT_REPS = 100_000
-DEFAULT_REDUCTIONS = ("mean", "std", "min", "max", "median", "count")
+# count is always n (a column of every table): computed only when asked for.
+DEFAULT_REDUCTIONS = ("mean", "std", "min", "max", "median")
+# The options with a fixed list of values (any case accepted, see one_of); x is also tag:NAME.
+_FIXED = {"center": CENTERS, "band": BANDS, "align": ALIGNS, "dup_steps": DUP_STEPS, "score": SCORES}
 # How the tab names each value of the options it offers as a menu (and only here).
 LABELS = {
     "center": {"mean": "mean", "median": "median", "iqm": "IQM (interquartile mean)"},
@@ -101,7 +105,17 @@ class OptionError(ValueError):
 
     def spelled(self, name: Callable[[str], str]) -> str:
         """The message with the option and every option it names written as ``name(option)``."""
-        return f"{name(self.option)}: " + _REF.sub(lambda m: name(m.group(1)), self.template)
+        return f"{name(self.option)}: " + spelled(self.template, name)
+
+
+class SelectionError(OptionError):
+    """An option's value is valid but selects nothing in these logs: no run, tag or hparam matches.
+    The message says what there is to choose from."""
+
+
+def spelled(text: str, name: Callable[[str], str]) -> str:
+    """``text`` with every option named in it by :func:`ref` written as ``name(option)``."""
+    return _REF.sub(lambda m: name(m.group(1)), text)
 
 
 def check_repeats_kept(dup_steps: str, needs: str | None) -> None:
@@ -155,11 +169,26 @@ def search_names(option: str, pattern: str, names: Sequence[str], budget: float 
     return matches
 
 
-def _one_of(option: str, value: Any, allowed: Iterable[str]) -> str:
+def did_you_mean(value: str, allowed: Iterable[str]) -> str:
+    """``"; did you mean X?"`` when ``value`` is a near miss of one of ``allowed``, else ``""``."""
+    close = difflib.get_close_matches(value.lower(), list(allowed), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def one_of(option: str, value: Any, allowed: Iterable[str]) -> str:
+    """``value`` as one of the fixed values ``allowed`` (all lower case), in any case: ``"CI95"`` is
+    ``"ci95"``. Every option with a fixed list of values is checked here (regular expressions and
+    names from the logs stay case-sensitive).
+
+    Raises:
+        OptionError: not one of them; a near miss says which one was probably meant.
+    """
     allowed = tuple(allowed)
-    if value not in allowed:
-        raise OptionError(option, f"{value!r} is not one of {', '.join(allowed)}")
-    return value
+    name = value.strip().lower() if isinstance(value, str) else value
+    if name not in allowed:
+        hint = did_you_mean(value, allowed) if isinstance(value, str) else ""
+        raise OptionError(option, f"{value!r} is not one of {', '.join(allowed)}{hint}")
+    return name
 
 
 def parse_reductions(value: str | Iterable[str]) -> tuple[str, ...]:
@@ -173,7 +202,8 @@ def parse_reductions(value: str | Iterable[str]) -> tuple[str, ...]:
         if name not in BASE_REDUCTIONS and not _QUANTILE.fullmatch(name):
             raise OptionError(
                 "reductions",
-                f"{name!r} is not one of {', '.join(BASE_REDUCTIONS)} or a percentile qNN (q05, q50, q95)",
+                f"{name!r} is not one of {', '.join(BASE_REDUCTIONS)} or a percentile qNN (q05, q50, q95)"
+                + did_you_mean(name, BASE_REDUCTIONS),
             )
         if name not in names:
             names.append(name)
@@ -233,12 +263,10 @@ class Query:
             _compile(option, value)
             set_(self, option, value)
         set_(self, "group_by", _check_group_by(self.group_by))
-        _one_of("center", self.center, CENTERS)
-        _one_of("band", self.band, BANDS)
+        for option, allowed in _FIXED.items():
+            set_(self, option, one_of(option, getattr(self, option), allowed))
         set_(self, "reductions", parse_reductions(self.reductions))
-        _one_of("align", self.align, ALIGNS)
         set_(self, "x", _check_x(self.x))
-        _one_of("dup_steps", self.dup_steps, DUP_STEPS)
         try:
             smoothing = float(self.smoothing)
         except (TypeError, ValueError):
@@ -249,7 +277,6 @@ class Query:
         set_(self, "min_runs", _integer("min_runs", self.min_runs, 1))
         set_(self, "boot_reps", _integer("boot_reps", self.boot_reps, 1, MAX_BOOT_REPS))
         set_(self, "seed", _integer("seed", self.seed, 0, 2**63 - 1))
-        _one_of("score", self.score, SCORES)
         if self.baseline is None:
             set_(self, "baseline", "")
         elif not isinstance(self.baseline, str):
@@ -309,46 +336,48 @@ def _integer(option: str, value: Any, lo: int, hi: int | None = None) -> int:
 
 
 def _check_x(value: Any) -> str:
-    if isinstance(value, str) and value in X_AXES:
-        return value
+    if isinstance(value, str) and value.strip().lower() in X_AXES:
+        return value.strip().lower()
     if isinstance(value, str) and value.startswith(X_TAG_PREFIX):
         if not value[len(X_TAG_PREFIX) :]:
             raise OptionError("x", "tag: needs the name of a scalar tag, e.g. tag:train/samples_seen")
         return value
-    raise OptionError("x", f"{value!r} is not one of {', '.join(X_MODES)}")
+    hint = did_you_mean(value, X_AXES) if isinstance(value, str) else ""
+    raise OptionError("x", f"{value!r} is not one of {', '.join(X_MODES)}{hint}")
 
 
 def _check_group_by(value: Any) -> str:
+    """The mode in lower case (``Parent`` is ``parent``, ``REGEX:`` is ``regex:``); the pattern and the
+    hparam names after the colon are kept as they are (they are matched case-sensitively)."""
     if not isinstance(value, str):
         raise OptionError("group_by", f"{value!r} is not one of {', '.join(GROUP_BY_MODES)}")
-    if value in ("auto", "parent", "none"):
-        return value
-    if value.startswith("regex:"):
-        pattern = value[len("regex:") :]
-        if not pattern:
+    mode, colon, rest = value.partition(":")
+    mode = mode.strip().lower()
+    if not colon and mode in ("auto", "parent", "none"):
+        return mode
+    if colon and mode == "regex":
+        if not rest:
             raise OptionError("group_by", "regex: needs a pattern, e.g. regex:lr=([^/]+)")
-        _compile("group_by", pattern)
-        return value
-    if value.startswith("hparam:"):
-        names = [n.strip() for n in value[len("hparam:") :].split(",") if n.strip()]
+        _compile("group_by", rest)
+        return "regex:" + rest
+    if colon and mode == "hparam":
+        names = [n.strip() for n in rest.split(",") if n.strip()]
         if not names:
             raise OptionError("group_by", "hparam: needs at least one hparam name, e.g. hparam:lr")
         return "hparam:" + ",".join(names)
-    raise OptionError("group_by", f"{value!r} is not one of {', '.join(GROUP_BY_MODES)}")
+    modes = [m.split(":")[0] + (":" if ":" in m else "") for m in GROUP_BY_MODES]
+    close = difflib.get_close_matches(mode + colon, modes, n=1, cutoff=0.6)
+    hint = ""
+    if close:  # the mode as written in the list: regex:PATTERN, hparam:NAME[,NAME...]
+        hint = f"; did you mean {GROUP_BY_MODES[modes.index(close[0])]}?"
+    raise OptionError("group_by", f"{value!r} is not one of {', '.join(GROUP_BY_MODES)}{hint}")
 
 
 def options() -> dict[str, dict[str, Any]]:
     """Every option's default and, for an option with a fixed list of values, those values with their
     labels, in order: what the tab's controls offer (it gets them from ``/runs``), so no default or
     allowed value is written a second time."""
-    allowed = {
-        "center": CENTERS,
-        "band": BANDS,
-        "x": X_AXES,
-        "align": ALIGNS,
-        "dup_steps": DUP_STEPS,
-        "score": SCORES,
-    }
+    allowed = {**_FIXED, "x": X_AXES}
     out: dict[str, dict[str, Any]] = {}
     for field in dataclasses.fields(Query):
         entry: dict[str, Any] = {"default": field.default}

@@ -324,7 +324,7 @@ def test_help_explains_every_option_with_an_example():
         ([], "-o OUT is required"),
         (["--list", "-o", "OUT.csv"], "--list writes nothing"),
         (["-o", "OUT.txt"], "cannot tell the format"),
-        (["--format", "xml", "-o", "OUT.csv"], "--format: invalid choice"),
+        (["--format", "xml", "-o", "OUT.csv"], "--format: 'xml' is not one of csv, csv.gz, json"),
         (["--band", "wide", "-o", "OUT.csv"], "--band: 'wide' is not one of std, sem, ci95"),
         (["--center", "mode", "-o", "OUT.csv"], "--center: 'mode' is not one of mean, median"),
         (["--runs", "(", "-o", "OUT.csv"], "--runs: invalid regular expression"),
@@ -339,7 +339,7 @@ def test_help_explains_every_option_with_an_example():
         (["--x", "wall", "--format", "tb", "-o", "OUT"], "--format tb needs --x step"),
         (["-o", "LOGDIR/lr=0.1/OUT.csv"], "is inside the logdir"),
         (["--format", "tb", "--force", "-o", "."], "contains the logdir"),
-        (["--runs", "nothing-matches", "-o", "OUT.csv"], "nothing to write: no run matches"),
+        (["--runs", "nothing-matches", "-o", "OUT.csv"], "--runs: 'nothing-matches' matches no run; the"),
     ],
 )
 def test_bad_usage_exits_2_with_one_line(sweep, tmp_path, args, says):

@@ -44,7 +44,7 @@ def test_strict_matches_tensorboard_reducer_and_numpy(real_logs, loader):
     values = raw_matrix(logdir, "strict/foo")
     np.testing.assert_allclose(df["std"], values.std(axis=0, ddof=1), rtol=0, atol=1e-12)
     np.testing.assert_allclose(df["median"], np.median(values, axis=0), rtol=0, atol=1e-12)
-    assert (df["count"] == 3).all() and (df["n"] == 3).all()
+    assert (df["n"] == 3).all() and "count" not in df.columns  # count is n: only when asked for
     assert df.attrs["groups"] == {"all": ["run_1", "run_2", "run_3"]}
     assert set(df.attrs["alignment"].values()) == {"exact"}
 
@@ -107,7 +107,7 @@ def test_lax_runs_of_different_length(real_logs, loader):
     foo = df[df["tag"] == "lax/foo"]
     lengths = sorted(len(raw[r]["lax/foo"]) for r in raw)
     assert lengths == [110, 120, 130]
-    assert list(foo["count"]) == [3] * 110 + [2] * 10 + [1] * 10
+    assert list(foo["n"]) == [3] * 110 + [2] * 10 + [1] * 10
     # Each step's mean over the runs that reach it, from the raw values.
     by_step: dict[int, list[float]] = {}
     for r in raw:
@@ -251,7 +251,10 @@ def test_all_reductions_against_numpy_and_scipy(tmp_path):
         write_run(str(tmp_path), f"seed_{seed}", {"loss": (steps, noisy_curve(30, seed))})
     reductions = "mean,median,std,var,sem,min,max,count,ci95_lo,ci95_hi,q05,q25,q95"
     df = tba.aggregate(str(tmp_path), reductions=reductions)
-    assert list(df.columns) == ["tag", "group", "step", "wall_time", "n"] + reductions.split(",")
+    # The line and the band's edges (band std around the mean) first, then the other reductions.
+    others = [r for r in reductions.split(",") if r != "mean"]
+    drawn = ["mean", "mean-std", "mean+std"]
+    assert list(df.columns) == ["tag", "group", "step", "wall_time", "n"] + drawn + others
     v = raw_matrix(tmp_path, "loss")
     sem = v.std(axis=0, ddof=1) / np.sqrt(5)
     half = sps.t.ppf(0.975, 4) * sem
@@ -334,12 +337,17 @@ def test_min_runs_drops_thin_points(real_logs):
     assert len(df) == 120 and df["n"].min() == 2
 
 
-def test_empty_selection_is_an_empty_table_with_a_note(real_logs):
-    df = tba.aggregate(str(real_logs / "strict"), runs="no-such-run")
-    assert df.empty and list(df.columns[:5]) == ["tag", "group", "step", "wall_time", "n"]
-    assert df.attrs["notes"] == ["no run matches runs='no-such-run'"]
-    df = tba.aggregate(str(real_logs / "strict"), tags="no-such-tag")
-    assert df.empty and df.attrs["notes"] == ["no scalar tag matches tags='no-such-tag'"]
+def test_a_filter_that_selects_nothing_says_what_there_is(real_logs):
+    """As the command line (exit 2) and the tab (400): an error naming the option and listing the
+    runs or tags there are, not an empty table."""
+    logdir = str(real_logs / "strict")
+    said = r"^runs: 'no-such-run' matches no run; the runs are run_1, run_2, run_3$"
+    with pytest.raises(tba.SelectionError, match=said):
+        tba.aggregate(logdir, runs="no-such-run")
+    said = r"^tags: 'no-such-tag' matches no scalar tag of the selected runs; their tags are strict/foo$"
+    with pytest.raises(tba.SelectionError, match=said):
+        tba.aggregate(logdir, tags="no-such-tag")
+    assert issubclass(tba.SelectionError, tba.OptionError) and issubclass(tba.SelectionError, ValueError)
 
 
 def test_a_20000_step_run_keeps_every_point(tmp_path):
@@ -429,8 +437,8 @@ def test_pathological_regex_is_stopped_with_a_clear_error(tmp_path, option):
     with pytest.raises(tba.OptionError, match=f"^{option}: .*takes too long"):
         tba.aggregate(str(tmp_path), **{option: value})
     # The classic (a+)+$ is handled by the regex engine without blowing up: no match, no error.
-    df = tba.aggregate(str(tmp_path), runs="(a+)+$")
-    assert df.empty and df.attrs["notes"] == ["no run matches runs='(a+)+$'"]
+    with pytest.raises(tba.SelectionError, match=r"^runs: '\(a\+\)\+\$' matches no run"):
+        tba.aggregate(str(tmp_path), runs="(a+)+$")
 
 
 @pytest.mark.parametrize("loader", LOADERS)

@@ -8,16 +8,17 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..query import Query
+from ..query import Query, SelectionError, spelled
 from ..series import Series
 from . import align as align_mod
 from . import grouping, stats
 from . import result as result_mod
-from .result import Block, Result, UnknownTagError
+from .result import Block, Result, UnknownTagError, api_spelling, one_run_groups
 
 if TYPE_CHECKING:
     from ..read.source import Source
@@ -26,8 +27,9 @@ if TYPE_CHECKING:
 REDUCE_THREADS = 2
 
 
-def describe(query: Query, source: Source) -> dict:
-    """Runs, their group, tags and hparams under ``query``, without reading any series."""
+def describe(query: Query, source: Source, spell: Callable[[str], str] = api_spelling) -> dict:
+    """Runs, their group, tags and hparams under ``query``, without reading any series; ``notes`` name
+    options as ``spell`` names them (see :meth:`Result.notes`)."""
     listing = source.list_scalars()
     runs = query.select_runs(sorted(listing))
     hparams = source.hparams()
@@ -54,6 +56,7 @@ def describe(query: Query, source: Source) -> dict:
         "hparams": sorted({name for r in runs for name in hparams.get(r, {})}),
         "total_runs": len(listing),
         "skipped": source.problems(),
+        "notes": [spelled(n, spell) for n in source.notes + [one_run_groups(_members(groups))] if n],
     }
 
 
@@ -75,12 +78,19 @@ def run(
 
     Raises:
         UnknownTagError: ``tag`` is given but no selected run has it.
+        SelectionError: the logs have runs (tags) but ``runs`` (``tags``, ``group_by``) selects none
+            of them; the message lists what there is.
         OptionError: ``dup_steps`` needs repeated steps that the source's reader dropped.
     """
     query.check_repeats_kept(source.repeats_needs)
     listing = source.list_scalars()
     runs = query.select_runs(sorted(listing))
     matched_runs = len(runs)
+    if listing and not runs:
+        raise SelectionError(
+            "runs",
+            f"{query.runs!r} matches no run; the runs are {grouping.some(sorted(listing))}",
+        )
     all_tags = {t for r in runs for t in listing[r]}
     if tag is not None:
         if tag not in all_tags:
@@ -88,6 +98,12 @@ def run(
         tags = [tag]
     else:
         tags = query.select_tags(sorted(all_tags))
+        if all_tags and not tags:
+            raise SelectionError(
+                "tags",
+                f"{query.tags!r} matches no scalar tag of the selected runs; their tags are "
+                + grouping.some(sorted(all_tags)),
+            )
     # Only runs with a selected tag take part (a run of other tags is not "left out").
     runs = [r for r in runs if any(t in listing[r] for t in tags)]
     x_tag = query.x_tag
@@ -96,6 +112,8 @@ def run(
     hparams = source.hparams() if query.group_by.startswith("hparam:") else {}
     placed, unplaced = grouping.group_runs(runs, query.group_by, hparams)
     unplaced.update({r: result_mod.no_x_tag(x_tag) for r in x_missing})
+    if runs and not placed:
+        raise SelectionError("group_by", grouping.nothing_placed(runs, query.group_by, hparams))
     members = _members(placed)
     # The x of every run, read once with the listing of the series it goes with (x=tag:NAME).
     xdata = source.read({r: [x_tag] for r in placed}, listing) if x_tag is not None else {}
@@ -228,6 +246,7 @@ def _reduce_block(query, source, tag, group, group_runs, data, xdata, listing, n
         values = smoothed[0] if smoothed else _smooth(prep, query)[0]
         kept = align_mod.Aligned(grid, values, prep.aligned.walls, prep.aligned.method)
     method = prep.aligned.method
+    most = int(reduced["n"].max()) if len(reduced["n"]) else 0
     block = Block(
         tag,
         group,
@@ -237,7 +256,8 @@ def _reduce_block(query, source, tag, group, group_runs, data, xdata, listing, n
         dict(finals),
         list(prep.downsampled),
         kept,
-        dict(prep.x_dropped),
+        x_dropped=dict(prep.x_dropped),
+        most_runs=most,
     )
     return block, piece
 

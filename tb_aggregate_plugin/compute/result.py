@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..query import X_TAG_PREFIX, Query
+from ..query import X_TAG_PREFIX, Query, ref, spelled
 from . import align as align_mod
+from .stats import edge_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,6 +41,26 @@ def x_dropped_note(x_tag: str, run: str, count: int) -> str:
     )
 
 
+def api_spelling(name: str) -> str:
+    """How the notes name an option for the Python API (and HTTP): by its keyword. ``list``, where the
+    groups can be seen, is the result's ``attrs["groups"]`` (also the JSON export's ``meta.groups``).
+    Each adapter passes its own spelling to :meth:`Result.notes`: the command line's flags, the tab's."""
+    return 'attrs["groups"]' if name == "list" else name
+
+
+def one_run_groups(groups: dict[str, list[str]]) -> str | None:
+    """The note for a grouping that leaves every group with one run (nothing to reduce across runs,
+    no band), with the fix; ``None`` when some group has several runs (or there is only one run)."""
+    if len(groups) < 2 or any(len(runs) != 1 for runs in groups.values()):
+        return None
+    group_by = ref("group_by")
+    return (
+        f"every group has one run ({len(groups)} runs, {len(groups)} groups): nothing is reduced across "
+        f"runs and there is no band; see the groups ({ref('list')}) and group the runs with {group_by}, "
+        f"e.g. {group_by}=parent or {group_by}=regex:PATTERN"
+    )
+
+
 @dataclasses.dataclass
 class Block:
     """What stands behind one (tag, group) curve."""
@@ -52,6 +74,7 @@ class Block:
     downsampled: list[str]  # runs whose series may have been thinned by the loader
     aligned: align_mod.Aligned | None = None  # kept only with keep_runs=True
     x_dropped: dict[str, int] = dataclasses.field(default_factory=dict)  # run -> points without a valid x
+    most_runs: int = 0  # the most finite values at one point, before min_runs drops any point
 
 
 @dataclasses.dataclass
@@ -89,21 +112,44 @@ class Result:
         return pd.DataFrame(_columns(self.curves, names), columns=names)
 
     def table(self) -> pd.DataFrame:
-        """The tidy table: ``tag, group, <x>, [wall_time], n, <reductions>``; ``attrs`` say the rest."""
-        table = self.frame[self._table_names()].reset_index(drop=True)
+        """The tidy table (columns: :meth:`table_spec`); ``attrs`` say the rest."""
+        import pandas as pd
+
+        spec = self.table_spec()
+        columns = _columns(self.curves, [key for _, key in spec])
+        table = pd.DataFrame({name: columns[key] for name, key in spec}, columns=[name for name, _ in spec])
         table.attrs = self.attrs()
         return table
 
     def table_columns(self) -> dict[str, np.ndarray]:
         """:meth:`table`'s columns as numpy arrays (names as object arrays), without pandas: what the
         command line writes to CSV, which then never imports pandas."""
-        return _columns(self.curves, self._table_names())
+        spec = self.table_spec()
+        columns = _columns(self.curves, [key for _, key in spec])
+        return {name: columns[key] for name, key in spec}
 
-    def _table_names(self) -> list[str]:
+    def table_spec(self) -> list[tuple[str, str]]:
+        """``(column name, key of the curves)`` of each column of the table, in order: ``tag, group,
+        <x>, [wall_time], n``, then :meth:`statistic_columns` (the line, the band's edges, the other
+        reductions asked for, each once)."""
         if self.partial:
             raise ValueError("only the center and band were computed (drawn_only): no table")
-        columns = ["tag", "group", self.x] + (["wall_time"] if self.x == "step" else []) + ["n"]
-        return columns + [r for r in self.query.reductions if r not in columns]
+        ids = ["tag", "group", self.x] + (["wall_time"] if self.x == "step" else []) + ["n"]
+        return [(c, c) for c in ids] + self.statistic_columns()
+
+    def statistic_columns(self, reductions: bool = True) -> list[tuple[str, str]]:
+        """``(name, key of the curves)`` of what is drawn, named after what it is: the line (``mean``
+        or ``median``), the band's edges (``mean-std`` and ``mean+std``, ``mean-sem`` and ``mean+sem``,
+        ``ci95_lo`` and ``ci95_hi``, ``min`` and ``max``, ``q25`` and ``q75``; none for band none),
+        then, with ``reductions``, the other reductions of the query, in its order, each name once."""
+        query = self.query
+        out = [(query.center, query.center)]
+        if query.band != "none":
+            out += list(zip(edge_names(query.center, query.band), ("band_lo", "band_hi")))
+        if reductions:
+            named = {name for name, _ in out} | {"n"}
+            out += [(r, r) for r in query.reductions if r not in named]
+        return out
 
     def attrs(self) -> dict:
         return {
@@ -117,13 +163,18 @@ class Result:
             "notes": self.notes(),
         }
 
-    def notes(self, tag: str | None = None) -> list[str]:
-        """Plain-language notes: what was left out and why (only the notes of ``tag`` if given)."""
+    def notes(self, tag: str | None = None, spell: Callable[[str], str] = api_spelling) -> list[str]:
+        """Plain-language notes: what was left out and why (only the notes of ``tag`` if given). Options
+        are named as ``spell`` names them (the API's keywords unless an adapter says otherwise)."""
         notes = list(self.source_notes)
-        if not self.matched_runs:
-            notes.append(f"no run matches runs={self.query.runs!r}")
+        if not self.matched_runs:  # (a filter that matches none of the runs there are is an error)
+            notes.append("no run with scalar data in the logs")
         elif not self.tags:
             notes.append(f"no scalar tag matches tags={self.query.tags!r}")
+        one_run = one_run_groups(self.groups)
+        if one_run:
+            notes.append(one_run)
+        notes += self._too_few_runs(tag)
         for run, reason in self.skipped.items():
             notes.append(f"run {run!r}: event data skipped: {reason}")
         for run, reason in sorted(self.unplaced.items()):
@@ -139,7 +190,49 @@ class Result:
                 notes.append(f"{b.tag}: {x_dropped_note(self.query.x_tag, run, count)}")
             if b.downsampled:
                 notes.append(f"{b.tag}: {len(b.downsampled)} run(s) {DOWNSAMPLED}; {FULL_RESOLUTION}")
-        return notes
+        return [spelled(note, spell) for note in notes]
+
+    def empty_reason(self, spell: Callable[[str], str] = api_spelling) -> str:
+        """Why the table has no row, in one line: the cause, not merely the first note."""
+        if self.blocks and not any(b.most_runs for b in self.blocks):
+            values = sum(count for b in self.blocks for count in b.nonfinite.values())
+            return f"every value of the selected series is NaN or inf ({values:,} left out)"
+        too_few = self._too_few_runs(None)
+        if too_few and not any(len(c["n"]) for c in self.curves):
+            return spelled(too_few[0], spell)
+        notes = self.notes(spell=spell)
+        return notes[0] if notes else "no point is left"
+
+    def _too_few_runs(self, tag: str | None) -> list[str]:
+        """Notes for the curves ``min_runs`` leaves without any point (of ``tag``, or of every tag):
+        one note when it leaves none at all, saying how many runs the groups have."""
+        m = self.query.min_runs
+        if m == 1:
+            return []
+        blocks = [b for b in self.blocks if tag is None or b.tag == tag]
+        gone = [b for b in blocks if 0 < b.most_runs < m]
+        if not gone:
+            return []
+        option = f"{ref('min_runs')}={m}"
+        if len(gone) == len(blocks):
+            sizes = sorted({len(self.groups.get(b.group, b.runs)) for b in gone})
+            runs = "runs" if sizes[-1] > 1 else "run"
+            if len({b.group for b in gone}) == 1:
+                have = f"the group has {sizes[0]} {runs}"
+            elif len(sizes) == 1:
+                have = f"the groups have {sizes[0]} {runs} each"
+            else:
+                have = f"the groups have {sizes[0]} to {sizes[-1]} runs"
+            most = max(b.most_runs for b in gone)
+            if most < sizes[-1]:
+                have += f", at most {most} at one point"
+            fix = f"set {ref('min_runs')} to {most} or less"
+            return [f"every point has fewer than {m} runs ({option}): {have}; {fix}"]
+        return [
+            f"{b.tag}: group {b.group!r} left out: every point has fewer than {m} runs ({option}); "
+            f"at most {b.most_runs} at one point"
+            for b in gone
+        ]
 
 
 def _columns(pieces: list[dict], names: list[str]) -> dict[str, np.ndarray]:

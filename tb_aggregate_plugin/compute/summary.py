@@ -13,6 +13,7 @@ from .result import Result, UnknownTagError
 if TYPE_CHECKING:
     import pandas as pd
 
+
 def summary(result: Result) -> pd.DataFrame:
     """Per tag and group: final and best center with band edges, step of the best, run count."""
     import pandas as pd

@@ -22,12 +22,12 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 # Only the standard library at import, the rest when first used: the command line starts TensorBoard's
 # data server before numpy and TensorBoard's modules are imported, which then load while it does.
-from ..query import check_repeats_kept, ref
+from ..query import check_repeats_kept, one_of, ref
 from . import sliced
 from .walk import EventFiles, event_files
 
@@ -46,6 +46,11 @@ REMOTE_LOADERS = {"s3": "python", "gs": "rust"}
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 # Error codes of object storage that mean the credentials do not open the bucket.
 _DENIED = ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled", "403")
+# When the data server lists no scalar in event files that are there.
+RUST_FOUND_NO_SCALARS = (
+    "TensorBoard's data server found no scalars in these event files (it leaves out scalars stored "
+    "as float64 tensors)"
+)
 
 logger = logging.getLogger(__name__)
 
@@ -145,9 +150,8 @@ def loader_for(loader: str, dup_steps: str, logdir: str | None = None) -> str:
     """
     from ..query import OptionError
 
-    if loader not in LOADERS:
-        raise OptionError("loader", f"{loader!r} is not one of {', '.join(LOADERS)}")
-    scheme = scheme_of(logdir) if logdir else None
+    loader = one_of("loader", loader, LOADERS)
+    scheme = scheme_of(logdir) if isinstance(logdir, str) and logdir else None
     if loader == "rust" and REMOTE_LOADERS.get(scheme, "rust") != "rust":
         raise OptionError(
             "loader",
@@ -163,7 +167,7 @@ def loader_for(loader: str, dup_steps: str, logdir: str | None = None) -> str:
 
 @contextlib.contextmanager
 def logdir_source(
-    logdir: str,
+    logdir: str | os.PathLike | Sequence[str | os.PathLike],
     *,
     dup_steps: str = "last",
     loader: str = "auto",
@@ -172,18 +176,37 @@ def logdir_source(
     """A :class:`Source` over every point of ``logdir``, loaded as ``dup_steps`` needs; yields
     ``(source, loader used)`` and stops the loader afterwards. The one way a path is opened.
 
+    ``logdir`` may be several folders: each is then a run named after the folder (see
+    :mod:`.folders`), read as one logdir.
+
     ``meanwhile`` is called once while TensorBoard's data server loads (the CLI imports the engine);
     the event files' framing is checked then too, rather than after the points are read. The logdir
     is walked once, for both the slices and that check.
 
     A logdir in object storage is loaded whole and not checked: the source's notes say so.
 
+    When TensorBoard's data server finds no scalar at all in event files that are there (it leaves
+    out scalars stored as float64 tensors), ``loader`` auto reads them again with the Python loader;
+    either way the source's ``notes`` say so.
+
     Raises:
-        OptionError: the loader cannot give what ``dup_steps`` needs (see :func:`loader_for`).
+        OptionError: the loader cannot give what ``dup_steps`` needs (see :func:`loader_for`), or
+            one of several folders is inside another.
         FileNotFoundError: ``logdir`` is not a folder.
         LogdirError: a logdir in object storage cannot be read (no such bucket, no credentials...).
     """
-    chosen = loader_for(loader, dup_steps, logdir)
+    chosen = loader_for(loader, dup_steps, logdir if isinstance(logdir, str) else None)
+    if not isinstance(logdir, (str, os.PathLike)):
+        folders = [os.fspath(folder) for folder in logdir]
+        if len(folders) != 1:
+            from .folders import linked
+
+            with linked(folders) as links:
+                with logdir_source(links, dup_steps=dup_steps, loader=loader, meanwhile=meanwhile) as opened:
+                    yield opened
+            return
+        logdir = folders[0]
+    logdir = os.fspath(logdir)
     remote = scheme_of(logdir) is not None
     if not remote and not os.path.isdir(logdir):
         raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
@@ -197,23 +220,36 @@ def logdir_source(
         checked[0].problems(files)
 
     tasks = ([meanwhile] if meanwhile is not None else []) + ([] if remote else [check_framing])
-    with open_logdir(
-        logdir, loader=chosen, keep_repeated_steps=dup_steps != "last", meanwhile=tasks, files=files
-    ) as loaded:
+    with contextlib.ExitStack() as stack:
+        loaded = stack.enter_context(
+            open_logdir(
+                logdir, loader=chosen, keep_repeated_steps=dup_steps != "last", meanwhile=tasks, files=files
+            )
+        )
         from .source import Source
 
-        # Read once and closed after: nothing to keep for a next request.
-        health = checked[0] if checked else None  # else made by Source when first asked
-        dropped = RUST_DROPS_REPEATS if loaded.loader == "rust" else None
-        source = Source(
-            loaded.provider,
-            logdir=logdir,
-            health=health,
-            max_cache_points=0,
-            max_memo_bytes=0,
-            repeats_needs=dropped,
-            notes=[remote_note(logdir)] if remote else (),
-        )
+        def source_of(loaded: LoadedLogdir) -> Source:
+            # Read once and closed after: nothing to keep for a next request.
+            health = checked[0] if checked else None  # else made by Source when first asked
+            return Source(
+                loaded.provider,
+                logdir=logdir,
+                health=health,
+                max_cache_points=0,
+                max_memo_bytes=0,
+                repeats_needs=RUST_DROPS_REPEATS if loaded.loader == "rust" else None,
+                notes=[remote_note(logdir)] if remote else (),
+            )
+
+        source = source_of(loaded)
+        if loaded.loader == "rust" and files is not None and files.runs and not source.list_scalars():
+            if one_of("loader", loader, LOADERS) == "rust":  # asked for: said, not overruled
+                source.notes.append(f"{RUST_FOUND_NO_SCALARS}: try {ref('loader')}=python")
+            else:  # auto: the loader that reads them
+                loaded.close()
+                loaded = stack.enter_context(open_logdir(logdir, loader="python", files=files))
+                source = source_of(loaded)
+                source.notes.append(f"{RUST_FOUND_NO_SCALARS}: read with {ref('loader')}=python instead")
         yield source, loaded.loader
 
 
@@ -246,8 +282,7 @@ def open_logdir(
     scheme = scheme_of(logdir)
     if scheme is None and not os.path.isdir(logdir):
         raise FileNotFoundError(f"logdir {logdir!r} is not a directory")
-    if loader not in LOADERS:
-        raise ValueError(f"loader: {loader!r} is not one of {', '.join(LOADERS)}")
+    loader = one_of("loader", loader, LOADERS)
     if scheme is not None:
         slice_bytes = None  # slices are folders of links to local files
         if loader == "auto" and not keep_repeated_steps:

@@ -72,7 +72,7 @@ def load(
         def start(names: list[str]) -> tuple[Any, tempfile.TemporaryDirectory]:
             links = tempfile.TemporaryDirectory(prefix="tb_aggregate_slice_")
             stack.callback(links.cleanup)  # also when an error or Ctrl-C comes first
-            _link_event_files(runs, names, links.name)
+            link_event_files(runs, names, links.name)
             server = start_server(links.name)
             stack.callback(server.close)
             return server, links
@@ -107,7 +107,7 @@ def load(
     return snapshot
 
 
-def _link_event_files(runs: Mapping[str, Mapping[str, int]], names: list[str], folder: str) -> None:
+def link_event_files(runs: Mapping[str, Mapping[str, int]], names: list[str], folder: str) -> None:
     """Links in ``folder`` to the event files of the runs ``names``, each in its run's folder."""
     for run in names:
         target = folder if run == "." else os.path.join(folder, *run.split("/"))

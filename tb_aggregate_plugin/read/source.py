@@ -94,7 +94,9 @@ class Source:
         self.sample_limit = sample_limit
         self.repeats_needs = repeats_needs
         self.fold_children = fold_children
-        self.notes = list(notes)
+        # How the logs were read, when the user should know (e.g. another loader than asked for, what
+        # a logdir in object storage cannot have); options named with query.ref. Shown with the notes.
+        self.notes: list[str] = list(notes)
         self._ctx = ctx or tb_context.RequestContext()
         self._cache: LRU[tuple[SeriesInfo, Series]] = LRU(max_cache_points)
         self.memo: LRU[object] = LRU(max_memo_bytes)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from ..compute.result import Result, group_notes
+from ..compute.result import Result, api_spelling, group_notes
 from ..query import LABELS
 from .table_text import json_values
 
@@ -45,9 +47,15 @@ def _with_gaps(rows: dict[str, np.ndarray], pick: np.ndarray, gap: np.ndarray, x
 
 
 def chart(
-    result: Result, tag: str, *, max_points: int = DEFAULT_MAX_POINTS, include_runs: bool = False
+    result: Result,
+    tag: str,
+    *,
+    max_points: int = DEFAULT_MAX_POINTS,
+    include_runs: bool = False,
+    spell: Callable[[str], str] = api_spelling,
 ) -> dict:
-    """What the tab draws for ``tag``: one entry per group, plus the notes that apply."""
+    """What the tab draws for ``tag``: one entry per group, plus the notes that apply (options named
+    as ``spell`` names them)."""
     x = result.x
     groups = []
     for block, curve in zip(result.blocks, result.curves):
@@ -96,6 +104,6 @@ def chart(
         "band_label": LABELS["band"][result.query.band],
         "groups": groups,
         "unplaced": result.unplaced,
-        "notes": result.notes(tag),
+        "notes": result.notes(tag, spell),
         "downsampled": any(b.downsampled for b in result.blocks if b.tag == tag),
     }

@@ -1,9 +1,10 @@
-"""Reduced curves written back as TensorBoard runs: one run per group and statistic.
+"""Reduced curves written back as TensorBoard runs: per group, a run for the line and one per band edge.
 
-``OUT/<group>/mean``, ``OUT/<group>/mean+std``, ``OUT/<group>/mean-std``, ``OUT/<group>/ci95_lo``...:
-each run holds every tag under its own name, at the table's steps and with the median wall time of
-the source runs, so ``tensorboard --logdir`` shows them next to the originals. Written with
-TensorBoard's own ``tensorboard.summary.Writer``. A ``.tb-aggregate.json`` file records what each
+``OUT/<group>/mean``, ``OUT/<group>/mean-std``, ``OUT/<group>/mean+std`` (``ci95_lo`` and ``ci95_hi``,
+...; and one run per reduction when the reductions are asked for): each run holds every tag under
+its own name, at the table's steps and with the median wall time of the source runs, so
+``tensorboard --logdir`` shows them next to the originals. Written with TensorBoard's own
+``tensorboard.summary.Writer``. A ``.tb-aggregate.json`` file records what each
 run is (group names from logs can need escaping to become folder names).
 """
 
@@ -39,19 +40,11 @@ def check_query(query: Query) -> None:
         )
 
 
-def statistics(result: Result) -> list[tuple[str, str]]:
-    """``(run name, frame column)`` for each statistic written: the center, the reductions, the band edges."""
-    from ..compute.stats import edge_names
-
-    query = result.query
-    plan = {query.center: query.center}
-    for name in query.reductions:
-        plan.setdefault(name, name)
-    if query.band != "none":
-        # "mean-std" and "mean+std"; an edge that is already a column (ci95_lo) is kept once.
-        for edge, column in zip(edge_names(query.center, query.band), ("band_lo", "band_hi")):
-            plan.setdefault(edge, column)
-    return list(plan.items())
+def statistics(result: Result, reductions: bool = False) -> list[tuple[str, str]]:
+    """``(run name, frame column)`` of each statistic written: the line and the band's edges, named
+    as in the table (``mean``, ``mean-std``, ``mean+std``; ``ci95_lo``...), and with ``reductions``
+    the query's other reductions too."""
+    return result.statistic_columns(reductions)
 
 
 def safe_component(name: str) -> str:
@@ -95,10 +88,12 @@ def write_runs(
     result: Result,
     folder: str,
     *,
-    logdir: str = "",
+    logdir: str | list[str] = "",
+    reductions: bool = False,
     on_run: Callable[[int, int], None] | None = None,
 ) -> dict:
-    """Write one TensorBoard run per group and statistic under ``folder`` (which must exist).
+    """Write one TensorBoard run per group and statistic under ``folder`` (which must exist): the
+    line and the band's edges, and with ``reductions`` the query's reductions (see :func:`statistics`).
 
     Non-finite values (e.g. the std of a group of one run) are left out of the run. ``on_run(done,
     total)`` is called after each run. Returns the manifest written (``runs``: run -> group, statistic).
@@ -110,7 +105,7 @@ def write_runs(
 
     check_query(result.query)
     frame = result.frame
-    stats = statistics(result)
+    stats = statistics(result, reductions)
     groups = list(dict.fromkeys(frame["group"]))
     folders = group_folders(groups)
     manifest: dict = {
