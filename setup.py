@@ -1,6 +1,6 @@
 """Packaging for tb-aggregate: the Aggregate tab for TensorBoard, its engine and its CLI."""
 
-from setuptools import setup
+from setuptools import find_packages, setup
 
 setup(
     name="tb-aggregate",
@@ -10,7 +10,9 @@ setup(
     long_description_content_type="text/markdown",
     license="MIT",
     python_requires=">=3.10",
-    packages=["tb_aggregate_plugin", "tb_aggregate_plugin.write", "tb_aggregate_plugin.static"],
+    # Every stage's folder (read/, compute/, write/): found, so a new one is never left out of a wheel.
+    packages=find_packages(include=["tb_aggregate_plugin", "tb_aggregate_plugin.*"])
+    + ["tb_aggregate_plugin.static"],
     # The tab's files live in frontend/ and are served as they are (no build step).
     package_dir={"tb_aggregate_plugin.static": "frontend"},
     package_data={"tb_aggregate_plugin.static": ["*.js", "*.css", "*.html"]},

@@ -48,3 +48,40 @@ def test_mit_license_file_matches_the_metadata():
     assert text.startswith("MIT License\n")
     assert "Copyright (c) 2026 the tb-aggregate authors" in text
     assert "Permission is hereby granted, free of charge" in text
+
+
+def test_the_wheel_holds_every_module_and_the_tabs_files(tmp_path):
+    """``pip install .`` (not editable) gets every module of every stage and the tab's files."""
+    import subprocess
+    import sys
+    import zipfile
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            REPO,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    (wheel,) = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    package = os.path.join(REPO, "tb_aggregate_plugin")
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.endswith(".py"):
+                rel = os.path.relpath(os.path.join(folder, name), REPO).replace(os.sep, "/")
+                assert rel in names, f"{rel} is not in the wheel"
+    for name in os.listdir(os.path.join(REPO, "frontend")):
+        if name.endswith((".js", ".css")):
+            assert f"tb_aggregate_plugin/static/{name}" in names, name

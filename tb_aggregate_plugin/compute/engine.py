@@ -358,4 +358,4 @@ def warm_up(query: Query) -> None:
     if query.smoothing:
         stats.warm_up()
     if query.band == "ci95" or any(name.startswith("ci95") for name in query.reductions):
-        import scipy.stats  # noqa: F401
+        import scipy.special  # noqa: F401

@@ -203,9 +203,10 @@ def reduce(
 
                 out["boot95_lo"], out["boot95_hi"] = boot_ci(values, center, reps=boot_reps, seed=seed)
             elif name in ("ci95_lo", "ci95_hi"):
-                from scipy import stats as sps
+                # scipy.stats.t.ppf is this function; scipy.special alone imports in a third of the time.
+                from scipy.special import stdtrit
 
-                mean, half = moment("mean"), sps.t.ppf(0.975, np.maximum(n - 1, 1)) * moment("sem")
+                mean, half = moment("mean"), stdtrit(np.maximum(n - 1, 1), 0.975) * moment("sem")
                 out["ci95_lo"], out["ci95_hi"] = mean - half, mean + half
             else:  # validated upstream; a new name must be added here
                 raise KeyError(name)
