@@ -111,7 +111,7 @@ def test_command_line_files_carry_the_line_and_band(two_configs, tmp_path):
     out = tmp_path / "a.json"
     cli(two_configs, "-o", out, check=0)
     assert list(json.loads(out.read_text())["rows"][0])[5:8] == ["mean", "mean-std", "mean+std"]
-    text = cli("--help", check=0).stdout
+    text = " ".join(cli("--help", check=0).stdout.split())  # as words: the terminal's width wraps it
     assert "the line, the band's edges, other statistics" in text and "count is always n" in text
 
 
@@ -397,13 +397,17 @@ def test_fixed_values_in_any_case_are_lower_cased(given, expected):
 @pytest.mark.parametrize(
     "option, value, said",
     [
-        ("band", "ci59", "band: 'ci59' is not one of std, sem, ci95, minmax, iqr, none; did you mean ci95?"),
-        ("center", "meen", "center: 'meen' is not one of mean, median; did you mean mean?"),
-        ("x", "steps", "x: 'steps' is not one of step, relative, wall; did you mean step?"),
+        (
+            "band",
+            "ci59",
+            "band: 'ci59' is not one of std, sem, ci95, minmax, iqr, boot95, none; did you mean ci95?",
+        ),
+        ("center", "meen", "center: 'meen' is not one of mean, median, iqm; did you mean mean?"),
+        ("x", "steps", "x: 'steps' is not one of step, relative, wall, tag:NAME; did you mean step?"),
         ("reductions", "mean,meadian", "; did you mean median?"),
         ("group_by", "parnet", "; did you mean parent?"),
         ("group_by", "regex", "; did you mean regex:PATTERN?"),
-        ("band", "wide", "band: 'wide' is not one of std, sem, ci95, minmax, iqr, none"),
+        ("band", "wide", "band: 'wide' is not one of std, sem, ci95, minmax, iqr, boot95, none"),
     ],
 )
 def test_a_near_miss_says_what_was_meant(option, value, said):
@@ -439,14 +443,15 @@ def test_command_line_options_in_any_case(two_configs, tmp_path):
     assert out.read_text().splitlines()[0].startswith("tag,group,step,wall_time,n,median,ci95_lo,ci95_hi,")
     proc = cli(two_configs, "--band", "ci59", "-o", tmp_path / "b.csv", check=2)
     assert proc.stderr == (
-        "tb-aggregate: error: --band: 'ci59' is not one of std, sem, ci95, minmax, iqr, none; "
+        "tb-aggregate: error: --band: 'ci59' is not one of std, sem, ci95, minmax, iqr, boot95, none; "
         "did you mean ci95?\n"
     )
     proc = cli(two_configs, "--loader", "rusty", "-o", tmp_path / "b.csv", check=2)
     assert "--loader: 'rusty' is not one of auto, rust, python; did you mean rust?" in proc.stderr
     proc = cli(two_configs, "--format", "cvs", "-o", tmp_path / "b", check=2)
     assert (
-        "--format: 'cvs' is not one of csv, csv.gz, json, xlsx, parquet, tb; did you mean csv?" in proc.stderr
+        "--format: 'cvs' is not one of csv, csv.gz, json, xlsx, parquet, md, tex, pdf, svg, png, tb; "
+        "did you mean csv?" in proc.stderr
     )
 
 
@@ -504,7 +509,7 @@ def test_the_tab_exports_notes_and_errors_as_the_api(tab):
         (
             "/export",
             {"band": "ci59"},
-            "band: 'ci59' is not one of std, sem, ci95, minmax, iqr, none; did you mean ci95?",
+            "band: 'ci59' is not one of std, sem, ci95, minmax, iqr, boot95, none; did you mean ci95?",
         ),
         ("/export", {"format": "JSON", "tags": "x"}, "tags: 'x' matches no scalar tag"),
     ]:
