@@ -77,8 +77,8 @@ export class Compare {
     this.direction = el("span", { className: "direction", hidden: true });
     this.caption = el("p", { className: "compare-caption muted small" });
     this.message = el("div", { className: "compare-message muted", role: "status" });
-    this.groupsTable = el("table", { className: "summary-table compare-groups" });
-    this.pairsTable = el("table", { className: "summary-table compare-pairs" });
+    this.groupsTable = el("table", { className: "data-table compare-groups" });
+    this.pairsTable = el("table", { className: "data-table compare-pairs" });
     this.sentences = el("ul", { className: "sentences" });
     this.notes = el("ul", { className: "compare-notes muted small" });
     const csv = (table, label) =>
