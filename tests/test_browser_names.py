@@ -93,7 +93,9 @@ def test_hostile_names_show_as_text_and_nothing_executes(tab):
     assert frame.evaluate(
         "() => [...document.querySelectorAll('.compare-groups tbody td.name')].map(e => e.textContent)"
     ) == [EVIL, "plain"]
-    sentences = frame.evaluate("() => [...document.querySelectorAll('.sentences li')].map(e => e.textContent)")
+    sentences = frame.evaluate(
+        "() => [...document.querySelectorAll('.sentences li')].map(e => e.textContent)"
+    )
     assert len(sentences) == 1 and EVIL in sentences[0] and EVIL_TAG in sentences[0]
     card = tab.ui.locator(".card[data-tag='loss']")
     card.locator("button[data-role=along]").click()
