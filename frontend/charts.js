@@ -199,6 +199,7 @@ export class ChartGrid {
   /** Show or hide a card's along-the-curve menus (hiding them clears the choice). */
   toggleAlong(card, open = card.alongRow.hidden) {
     card.alongRow.hidden = !open;
+    if (open) this.fillAlong(card);
     card.alongToggle.setAttribute("aria-expanded", String(open));
     card.alongToggle.classList.toggle("active", open);
     if (!open && this.hooks.along(card.tag)) this.hooks.onAlong(card.tag, null);
@@ -216,10 +217,14 @@ export class ChartGrid {
     if (pair || before) this.hooks.onAlong(card.tag, pair);
   }
 
-  /** The card's along menus: every group, and the choice the settings hold. */
+  /**
+   * The card's along menus: every group, and the choice the settings hold. Filled only once opened
+   * (or chosen in the URL): with many groups and many tags, closed menus cost nothing.
+   */
   fillAlong(card) {
-    const groups = this.hooks.groups();
     const chosen = this.hooks.along(card.tag);
+    if (!chosen && card.alongRow.hidden) return;
+    const groups = this.hooks.groups();
     for (const [node, i] of [[card.alongA, 0], [card.alongB, 1]]) {
       const entries = [[NONE, "—"], ...groups.map((g) => [g, g])];
       const key = JSON.stringify(entries);

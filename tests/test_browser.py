@@ -288,8 +288,8 @@ def test_menus_and_defaults_come_from_the_backend(open_tab, base):
     # The band is named with the backend's label, in the legend and in the summary's caption.
     label = dict(options["band"]["values"])["sem"]
     assert label in tab.ui.locator(".legend").inner_text()
-    tab.ui.locator(".summary-table tbody tr").first.wait_for()
-    assert label in tab.ui.locator(".summary-inner .muted.small").first.inner_text()
+    show_tables(tab.ui, tab.frame)
+    assert label in tab.ui.locator(".summary-section .summary-inner > .muted.small").inner_text()
     assert tab.hash_state() == {"band": "sem"}
 
     default_band = options["band"]["default"]
@@ -392,6 +392,10 @@ LOOK = """() => {
         inputText: css('input[name=runs]', 'color'),
         card: css('.card', 'backgroundColor'),
         tableText: css('.summary-table td', 'color'),
+        compareText: css('.compare-pairs td', 'color'),
+        sentence: css('.sentences li.significant', 'color'),
+        sentenceBg: css('.sentences li.significant', 'backgroundColor'),
+        significantP: css('.compare-pairs td.strong', 'color'),
         notes: css('.card-notes', 'color'),
         paper: rgba(layout.paper_bgcolor),
         plot: rgba(layout.plot_bgcolor),
@@ -403,6 +407,18 @@ LOOK = """() => {
         bandAlpha: rgba(band.fillcolor)[3],
     };
 }"""
+
+
+def show_tables(ui, frame) -> None:
+    """Scroll to the Compare section and the summary (fetched only on screen), wait for their rows, and
+    back to the charts. ``ui``: what holds the tab's locators (a Tab's ``ui``, or the tab's own page)."""
+    for section, rows in [
+        (".compare-section", ".compare-pairs tbody tr"),
+        (".summary-section", ".summary-table tbody tr"),
+    ]:
+        ui.locator(section).scroll_into_view_if_needed()
+        ui.locator(rows).first.wait_for()
+    frame.evaluate("() => document.querySelector('.main').scrollTo(0, 0)")  # the charts again
 
 
 def luminance(rgba) -> float:
@@ -447,12 +463,15 @@ def assert_readable(look: dict, dark: bool) -> None:
         ("text", "body"),
         ("inputText", "input"),
         ("tableText", "body"),
+        ("compareText", "body"),
+        ("sentence", "sentenceBg"),
         ("font", "paper"),
         ("hoverText", "hoverBg"),
         ("legendText", "paper"),
     ]:
         assert contrast(look[text], look[surface]) >= 4.5, (text, surface, look[text], look[surface])
     assert contrast(look["notes"], look["card"]) >= 3, (look["notes"], look["card"])
+    assert contrast(look["significantP"], look["body"]) >= 3, (look["significantP"], look["body"])
     assert contrast(look["grid"], look["paper"]) > 1.1  # the grid shows, faintly
     assert look["paper"] == look["card"] == look["plot"]
 
@@ -460,7 +479,7 @@ def assert_readable(look: dict, dark: bool) -> None:
 def test_the_tab_follows_tensorboards_theme_menu_live(open_tab, tmp_path):
     tab = open_tab()
     tab.wait_drawn("train/loss")
-    tab.ui.locator(".summary-table tbody tr").first.wait_for()
+    show_tables(tab.ui, tab.frame)
     tab.frame.evaluate("() => { window.__aggregateTab.__marker = 'no reload'; }")
     light = wait_theme(tab, "light")
     assert_readable(light, dark=False)
@@ -498,6 +517,7 @@ def test_browser_default_theme_follows_the_browsers_color_scheme(browser, base):
     tab = Tab(browser, base, color_scheme="dark")
     try:
         tab.wait_drawn("train/loss")
+        show_tables(tab.ui, tab.frame)
         assert_readable(wait_theme(tab, "dark"), dark=True)
         tab.set_theme("Light")
         assert_readable(wait_theme(tab, "light"), dark=False)
@@ -517,6 +537,7 @@ def test_browser_default_theme_follows_the_browsers_color_scheme(browser, base):
         page.wait_for_function("() => window.__aggregateTab !== undefined")
         page.locator(".card[data-tag='train/loss'] .plot .main-svg").first.wait_for()
         frame = page.main_frame
+        show_tables(page, frame)
         assert_readable(wait_theme_in(frame, "light"), dark=False)
         page.emulate_media(color_scheme="dark")
         assert_readable(wait_theme_in(frame, "dark"), dark=True)
