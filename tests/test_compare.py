@@ -5,6 +5,8 @@ the raw event records (the pure statistics themselves are checked in test_statis
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 
 import numpy as np
 import pandas as pd
@@ -202,7 +204,7 @@ def test_compare_route_and_along_the_curve(logdir, load_fast):
 
 
 @pytest.mark.server
-def test_compare_and_summary_tables_as_markdown_and_latex(logdir):
+def test_compare_and_summary_tables_as_markdown_and_latex(logdir, tmp_path):
     """Copy as Markdown / LaTeX in the tab: both tables of a comparison (groups, then pairs) and the
     summary table, as the text that is pasted (text/plain, UTF-8)."""
     with tensorboard(str(logdir)) as base:
@@ -231,6 +233,7 @@ def test_compare_and_summary_tables_as_markdown_and_latex(logdir):
         assert "p (Holm)" in tex and "Holm-adjusted" in tex and "higher is better" in tex
         for group in GROUPS:
             assert group in tex  # "=" and "." need no escaping in LaTeX
+        _compiles(texts["tex", "lr=0.01"], tmp_path)
         bad = requests.get(f"{url}/compare", params={"tag": TAG, "format": "docx"}, timeout=60)
         assert bad.status_code == 400 and bad.text.startswith("format: ")
 
@@ -248,3 +251,20 @@ def test_compare_and_summary_tables_as_markdown_and_latex(logdir):
         # The summary's old Welch test on final values is gone: its parameters are unknown options.
         gone = requests.get(f"{url}/summary", params={"compare_a": "lr=0.1"}, timeout=60)
         assert gone.status_code == 400 and gone.text.startswith("compare_a: unknown option")
+
+
+def _compiles(tables: str, folder) -> None:
+    """The LaTeX as pasted into a paper: pdflatex with booktabs makes a PDF of it."""
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        pytest.fail("pdflatex not found: bash scripts/test.sh installs it (Debian package)")
+    document = "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n" + tables
+    (folder / "doc.tex").write_text(document + "\\end{document}\n", encoding="utf-8")
+    out = subprocess.run(
+        [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout[-3000:]
