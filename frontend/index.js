@@ -171,7 +171,7 @@ class App {
   alongPair(tag) {
     const pair = alongChoices(this.state)[tag];
     if (!pair || !this.listing || pair[0] === pair[1]) return null;
-    return pair.every((g) => g in this.listing.groups) ? pair : null;
+    return pair.every((g) => Object.hasOwn(this.listing.groups, g)) ? pair : null;
   }
 
   /** The /compare URL for the current settings and the Compare section's choices, plus `extra`. */
