@@ -142,7 +142,7 @@ export function copyButtons(url, getText) {
       className: "button small",
       text: label,
       dataset: { role: `copy-${format}` },
-      title: format === "md" ? "Copy the table as GitHub Markdown" : "Copy the table as a LaTeX table (booktabs)",
+      title: format === "md" ? "Copy the table as Markdown" : "Copy the table as a LaTeX table (booktabs)",
       on: {
         click: async () => {
           say("Copying…");

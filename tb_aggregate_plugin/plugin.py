@@ -47,7 +47,7 @@ _ROUTE_PARAMS = {
     "/compare": ("tag", "format", "table"),
 }
 EXPORT_FORMATS = ("csv", "json")
-# Tables as text to paste into a paper or a README: GitHub Markdown, booktabs LaTeX.
+# Tables as text to paste into a paper or a README: Markdown, booktabs LaTeX.
 MARKUP_FORMATS = ("md", "tex")
 COMPARE_FORMATS = ("json", "csv", *MARKUP_FORMATS)
 SUMMARY_FORMATS = ("json", *MARKUP_FORMATS)
