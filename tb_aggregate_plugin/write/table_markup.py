@@ -452,7 +452,7 @@ def _pairs(df, *, alpha, score, test, runs, **_) -> _Table:
     if _has(df, "p_mwu"):
         notes.append(("text", "; MWU: Mann–Whitney U test"))
     if _has(df, "p_improve"):
-        notes.append(("text", "; P(improve): probability that a run of b beats a run of a"))
+        notes.append(("text", "; P(improve): probability that a run of a scores higher than a run of b"))
     if _has(df, "runs_needed"):
         notes.append(("text", "; runs needed: runs per group for 80% power at this difference"))
     if _has(df, "p_holm"):
