@@ -1,6 +1,8 @@
 // The cards: one per tag, in sections by tag prefix (`train/...`, `val/...`) like TensorBoard's
-// scalars. A card fetches and draws its chart only when it is (nearly) on screen, and a refresh that
-// brings the same bytes back does not redraw it.
+// scalars, each section one responsive grid of cards; tags without a prefix share one section, and
+// tags are in natural order (metric_2 before metric_10). A card fetches and draws its chart only when
+// it is (nearly) on screen, and a refresh that brings the same bytes back does not redraw it. On each
+// card two groups can be chosen: the backend then says where along x they differ, drawn as a strip.
 //
 // Answers are drawn one at a time, each in a task of its own: answers that came while Plotly's script
 // was still starting (most of a second on a small machine) were otherwise all drawn in one task once
@@ -9,6 +11,7 @@
 import { getText } from "./api.js";
 import { clear, el, fileStem } from "./dom.js";
 import { loadPlotly } from "./plotly_loader.js";
+import { naturalCompare } from "./state.js";
 import { buildFigure, exportFigure } from "./traces.js";
 
 const PARALLEL_FETCHES = 6; // as many as a browser opens to one server at once: the visible cards of a screen
@@ -18,15 +21,35 @@ const PLOT_CONFIG = {
   modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"],
 };
 
+/** The section of a tag: its part before the first "/"; "" (one section) for tags without one. */
 function prefixOf(tag) {
   const slash = tag.indexOf("/");
-  return slash > 0 ? tag.slice(0, slash) : tag;
+  return slash > 0 ? tag.slice(0, slash) : "";
+}
+
+const NO_PREFIX = "(no prefix)"; // the name shown for the section of tags without a "/"
+const NONE = ""; // the value of "no group" in a card's along-the-curve menus
+
+/** "1,234": x counts as people read them. */
+function thousands(n) {
+  return Number(n).toLocaleString("en-US");
+}
+
+/** The line under a chart saying where two groups differ (the test named, never unadjusted). */
+export function alongSentence(along) {
+  return (
+    `${along.a} vs ${along.b} differ at ${thousands(along.differ)} of ${thousands(along.tested)} x values ` +
+    "(Welch per x, Benjamini-Hochberg q=0.05)"
+  );
 }
 
 /**
  * The chart area. `hooks`:
  *   aggregateUrl(tag) -> URL of the /aggregate request for the current settings
  *   exportUrl(tag)    -> URL of the CSV export of that tag
+ *   groups()          -> the groups' names, for the along-the-curve menus
+ *   along(tag)        -> [group a, group b] compared along x on that card, or null
+ *   onAlong(tag, pair) -> the user chose two groups ([a, b]) on a card, or none (null)
  *   view()            -> {colors, logY, showRuns, uirevision, xTitle, theme}
  *   ready()           -> resolves with Plotly once it and the page's styles (the charts' colors) are in
  *   onCycle(timing)   -> called when every visible card is drawn after a refresh
@@ -59,8 +82,8 @@ export class ChartGrid {
       card.node.remove();
       this.cards.delete(tag);
     }
-    const byPrefix = new Map();
-    for (const tag of tags) {
+    const byPrefix = new Map(); // in the order of the sections' first tags
+    for (const tag of [...tags].sort(naturalCompare)) {
       const prefix = prefixOf(tag);
       if (!byPrefix.has(prefix)) byPrefix.set(prefix, []);
       byPrefix.get(prefix).push(tag);
@@ -76,10 +99,11 @@ export class ChartGrid {
       if (!section) {
         const count = el("span", { className: "count" });
         const grid = el("div", { className: "card-grid" });
+        const name = el("span", { className: prefix ? "section-name" : "section-name muted", text: prefix || NO_PREFIX });
         const node = el(
           "details",
           { className: "tag-section", open: true, dataset: { prefix } },
-          el("summary", {}, el("span", { className: "section-name", text: prefix }), count),
+          el("summary", {}, name, count),
           grid,
         );
         section = { node, grid, count };
@@ -115,6 +139,35 @@ export class ChartGrid {
       tag, plot, status, notes, csv,
       observed: false, visible: false, stale: true, queued: false, url: null, text: null,
     };
+    // Along the curve: two groups, and where they differ under the chart.
+    const pick = (label) =>
+      el("select", {
+        className: "along-select",
+        "aria-label": label,
+        dataset: { role: label === "First group" ? "along-a" : "along-b" },
+        on: { change: () => this.onAlongPick(card) },
+      });
+    card.alongA = pick("First group");
+    card.alongB = pick("Second group");
+    card.alongRow = el(
+      "div",
+      { className: "along-row", hidden: true },
+      el("span", { className: "muted", text: "Where do" }),
+      card.alongA,
+      el("span", { className: "muted", text: "and" }),
+      card.alongB,
+      el("span", { className: "muted", text: "differ along x?" }),
+    );
+    card.alongText = el("div", { className: "along-text", hidden: true, "aria-live": "polite" });
+    card.alongToggle = el("button", {
+      type: "button",
+      className: "button small",
+      text: "A vs B",
+      title: "Where two groups differ along x (Welch's test at each x, Benjamini-Hochberg adjusted)",
+      "aria-expanded": "false",
+      dataset: { role: "along" },
+      on: { click: () => this.toggleAlong(card) },
+    });
     // The chart as drawn, as an image made in the page by Plotly (no request): enabled once drawn.
     const image = (format, text, title) =>
       el("button", {
@@ -133,11 +186,69 @@ export class ChartGrid {
     card.node = el(
       "article",
       { className: "card", dataset: { tag } },
-      el("header", {}, el("h3", { text: tag, title: tag }), status, csv, ...card.images),
+      el("header", {}, el("h3", { text: tag, title: tag }), status, card.alongToggle, csv, ...card.images),
+      card.alongRow,
       plot,
+      card.alongText,
       notes,
     );
+    this.fillAlong(card);
     return card;
+  }
+
+  /** Show or hide a card's along-the-curve menus (hiding them clears the choice). */
+  toggleAlong(card, open = card.alongRow.hidden) {
+    card.alongRow.hidden = !open;
+    if (open) this.fillAlong(card);
+    card.alongToggle.setAttribute("aria-expanded", String(open));
+    card.alongToggle.classList.toggle("active", open);
+    if (!open && this.hooks.along(card.tag)) this.hooks.onAlong(card.tag, null);
+    if (!open) {
+      card.alongA.value = NONE;
+      card.alongB.value = NONE;
+    }
+  }
+
+  onAlongPick(card) {
+    const a = card.alongA.value;
+    const b = card.alongB.value;
+    const pair = a && b && a !== b ? [a, b] : null;
+    const before = this.hooks.along(card.tag);
+    if (pair || before) this.hooks.onAlong(card.tag, pair);
+  }
+
+  /**
+   * The card's along menus: every group, and the choice the settings hold. Filled only once opened
+   * (or chosen in the URL): with many groups and many tags, closed menus cost nothing.
+   */
+  fillAlong(card) {
+    const chosen = this.hooks.along(card.tag);
+    if (!chosen && card.alongRow.hidden) return;
+    const groups = this.hooks.groups();
+    for (const [node, i] of [[card.alongA, 0], [card.alongB, 1]]) {
+      const entries = [[NONE, "—"], ...groups.map((g) => [g, g])];
+      const key = JSON.stringify(entries);
+      if (node.dataset.entries !== key) {
+        clear(node);
+        for (const [value, text] of entries) node.appendChild(el("option", { value, text }));
+        node.dataset.entries = key;
+      }
+      const want = chosen ? chosen[i] : node.value;
+      node.value = groups.includes(want) ? want : NONE;
+    }
+    if (chosen && card.alongRow.hidden) this.toggleAlong(card, true);
+  }
+
+  /** New groups or new choices (the hash changed): the menus of every card, and the cards to fetch again. */
+  syncAlong() {
+    for (const card of this.cards.values()) {
+      this.fillAlong(card);
+      if (card.url !== null && card.url !== this.hooks.aggregateUrl(card.tag)) {
+        card.stale = true;
+        if (card.visible) this.enqueue(card);
+      }
+    }
+    this.pump();
   }
 
   /** Save the card's chart as drawn: `svg`, or `png` at twice the size on screen. */
@@ -321,6 +432,7 @@ export class ChartGrid {
     card.viewStale = false;
     card.status.textContent = "";
     this.showNotes(card, payload);
+    this.showAlong(card, payload.along);
     if (!payload.groups.some((g) => g.x.length)) {
       this.setImagesEnabled(card, false);
       Plotly.purge(card.plot);
@@ -349,7 +461,14 @@ export class ChartGrid {
     }
   }
 
+  showAlong(card, along) {
+    card.alongText.hidden = !along;
+    card.alongText.textContent = along ? alongSentence(along) : "";
+    card.alongText.classList.toggle("differ", Boolean(along && along.differ));
+  }
+
   showCardError(card, message) {
+    this.showAlong(card, null);
     this.setImagesEnabled(card, false);
     card.status.textContent = "";
     card.text = null;

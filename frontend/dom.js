@@ -77,3 +77,83 @@ export function debounce(fn, ms) {
   };
   return wrapped;
 }
+
+/** A number with 3 significant digits for the comparison tables ("–" for none). */
+export function fmt3(value) {
+  return fmt(value, 3);
+}
+
+/** A p-value as people read them: two significant digits (0.0013, 0.76), "<0.0001" below that. */
+export function fmtP(p) {
+  if (p === null || p === undefined || Number.isNaN(p)) return "–";
+  if (p < 1e-4) return "<0.0001";
+  return String(Number(p.toPrecision(2)));
+}
+
+/**
+ * Put `text` on the clipboard: the Clipboard API, or where the page may not use it (an iframe without
+ * the permission, a page over plain HTTP) a hidden textarea copied with execCommand. Resolves when
+ * copied; throws when neither way worked.
+ */
+export async function copyText(text) {
+  try {
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      await navigator.clipboard.writeText(text);
+      return;
+    }
+  } catch {
+    // Refused: try the old way below.
+  }
+  const area = el("textarea", { readonly: true, "aria-hidden": "true" });
+  area.value = text;
+  area.style.position = "fixed";
+  area.style.top = "-1000px";
+  area.style.opacity = "0";
+  document.body.appendChild(area);
+  const focused = document.activeElement;
+  area.select();
+  let copied = false;
+  try {
+    copied = document.execCommand("copy");
+  } finally {
+    area.remove();
+    if (focused && focused.focus) focused.focus();
+  }
+  if (!copied) throw new Error("the browser did not allow copying");
+}
+
+/**
+ * "Copy as Markdown" / "Copy as LaTeX" buttons for a table: `url(format)` gives the backend's text of
+ * the table in that format ("md" or "tex"), fetched when clicked; "Copied" shows briefly after.
+ * Returns the nodes to place (two buttons and the status).
+ */
+export function copyButtons(url, getText) {
+  const status = el("span", { className: "copy-status", role: "status", "aria-live": "polite" });
+  let timer = null;
+  const say = (text, error = false) => {
+    clearTimeout(timer);
+    status.textContent = text;
+    status.classList.toggle("error", error);
+    if (text) timer = setTimeout(() => (status.textContent = ""), error ? 6000 : 1800);
+  };
+  const button = (format, label) =>
+    el("button", {
+      type: "button",
+      className: "button small",
+      text: label,
+      dataset: { role: `copy-${format}` },
+      title: format === "md" ? "Copy the table as Markdown" : "Copy the table as a LaTeX table (booktabs)",
+      on: {
+        click: async () => {
+          say("Copying…");
+          try {
+            await copyText(await getText(url(format)));
+            say("Copied");
+          } catch (error) {
+            say(`Could not copy: ${error.message}`, true);
+          }
+        },
+      },
+    });
+  return [button("md", "Copy as Markdown"), button("tex", "Copy as LaTeX"), status];
+}

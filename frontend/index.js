@@ -3,12 +3,15 @@
 // One direction: settings (URL hash) -> requests to the plugin's routes -> drawing. The backend does
 // every computation; this module only asks, draws and explains.
 
-import { getJSON, RequestError, routeUrl } from "./api.js";
+import { getJSON, getText, RequestError, routeUrl } from "./api.js";
 import { ChartGrid } from "./charts.js";
+import { Compare } from "./compare.js";
 import { clear, el } from "./dom.js";
+import { LazySection } from "./lazy.js";
 import { Panel } from "./panel.js";
 import { loadPlotly } from "./plotly_loader.js";
 import {
+  alongChoices,
   defaultsOf,
   ENGINE_OPTIONS,
   engineParams,
@@ -18,6 +21,7 @@ import {
   optionLabel,
   readState,
   SETTINGS,
+  withAlong,
   withDefaults,
   writeState,
   xLabel,
@@ -29,6 +33,7 @@ import { colorFor } from "./traces.js";
 const POLL_MS = 30000; // TensorBoard's own reload interval
 const MIN_GAP_MS = 3000; // a reload message right after a refresh is not worth another one
 const SKIPPED_SHOWN = 20; // unreadable folders named in the empty state
+const COMPARE_SETTINGS = ["compare_tag", "score", "baseline"]; // what the Compare section's request holds
 
 /** Entry point called by TensorBoard. */
 export async function render() {
@@ -53,6 +58,7 @@ class App {
     this.listing = null;
     this.listingText = null;
     this.summaryText = null;
+    this.compareText = null;
     this.colors = new Map();
     this.lastRefresh = 0;
     this.abort = null;
@@ -103,7 +109,10 @@ class App {
     this.banner = el("div", { className: "banner", role: "alert", hidden: true });
     this.message = el("div", { className: "message", hidden: true });
     const chartsRoot = el("div", { className: "charts" });
-    const summaryRoot = el("section", { className: "summary", hidden: true });
+    // Under the charts: the Compare section, then the summary; each fetched only while on screen.
+    const compareRoot = el("section", { className: "summary compare-section", hidden: true, "aria-label": "Compare" });
+    const summaryRoot = el("section", { className: "summary summary-section", hidden: true, "aria-label": "Summary" });
+    this.compareRoot = compareRoot;
     this.summaryRoot = summaryRoot;
     this.main = el(
       "main",
@@ -112,12 +121,26 @@ class App {
       this.banner,
       this.message,
       chartsRoot,
+      compareRoot,
       summaryRoot,
     );
     this.grid = new ChartGrid(chartsRoot, {
-      aggregateUrl: (tag) =>
-        routeUrl("aggregate", engineParams(this.state, { tag, include_runs: this.state.show_runs ? 1 : "" })),
+      aggregateUrl: (tag) => {
+        const pair = this.alongPair(tag);
+        return routeUrl(
+          "aggregate",
+          engineParams(this.state, {
+            tag,
+            include_runs: this.state.show_runs ? 1 : "",
+            compare_a: pair ? pair[0] : "",
+            compare_b: pair ? pair[1] : "",
+          }),
+        );
+      },
       exportUrl: (tag) => routeUrl("export", engineParams(this.state, { format: "csv", tag })),
+      groups: () => (this.listing ? Object.keys(this.listing.groups) : []),
+      along: (tag) => this.alongPair(tag),
+      onAlong: (tag, pair) => this.update({ along: withAlong(this.state, tag, pair) }),
       view: () => ({
         colors: this.colors,
         logY: this.state.log_y,
@@ -129,8 +152,35 @@ class App {
       ready: () => this.chartsReady(),
       onCycle: (cycle) => this.onCycle(cycle),
     });
-    this.summary = new Summary(summaryRoot, (patch) => this.update(patch));
+    this.summary = new Summary(summaryRoot, {
+      textUrl: (format) => routeUrl("summary", engineParams(this.state, { format })),
+      getText: (url) => getText(url),
+    });
+    this.compare = new Compare(compareRoot, {
+      onChange: (patch) => this.update(patch),
+      csvUrl: (table) => this.compareUrl({ format: "csv", table }),
+      textUrl: (format) => this.compareUrl({ format }),
+      getText: (url) => getText(url),
+    });
+    this.summaryLazy = new LazySection(summaryRoot, () => this.refreshSummary());
+    this.compareLazy = new LazySection(compareRoot, () => this.refreshCompare());
     clear(this.body).appendChild(el("div", { className: "app" }, panelRoot, this.main));
+  }
+
+  /** The two groups compared along x on the card of `tag`, when both are groups of the listing. */
+  alongPair(tag) {
+    const pair = alongChoices(this.state)[tag];
+    if (!pair || !this.listing || pair[0] === pair[1]) return null;
+    return pair.every((g) => Object.hasOwn(this.listing.groups, g)) ? pair : null;
+  }
+
+  /** The /compare URL for the current settings and the Compare section's choices, plus `extra`. */
+  compareUrl(extra = {}) {
+    const choice = Compare.choices(this.state, this.listing || {});
+    return routeUrl(
+      "compare",
+      engineParams(this.state, { tag: choice.tag, score: choice.score, baseline: choice.baseline, ...extra }),
+    );
   }
 
   /** Every setting's default: the backend's for the engine options (once known), the view's own. */
@@ -145,10 +195,17 @@ class App {
     writeState(this.state, this.defaults());
     const changed = Object.keys(patch).filter((key) => patch[key] !== before[key]);
     if (!changed.length) return;
-    if (changed.some((key) => ENGINE_OPTIONS.includes(key))) this.refresh("options");
-    else if (changed.includes("show_runs")) this.refresh("runs-shown");
+    if (changed.some((key) => ENGINE_OPTIONS.includes(key))) {
+      this.refresh("options");
+      return;
+    }
+    if (changed.includes("show_runs")) this.refresh("runs-shown");
     else if (changed.includes("log_y")) this.grid.redraw();
-    else this.refreshSummary(false);
+    if (changed.includes("along")) this.grid.syncAlong();
+    if (changed.some((key) => COMPARE_SETTINGS.includes(key)) && this.listing) {
+      this.compare.setChoices(this.listing, this.options, Compare.choices(this.state, this.listing));
+      this.compareLazy.invalidate();
+    }
   }
 
   onHashChange() {
@@ -225,6 +282,7 @@ class App {
       this.listing = listing;
       this.colors = new Map(Object.keys(listing.groups).map((g, i) => [g, colorFor(i)]));
       this.panel.setListing(listing, this.colors, this.state);
+      this.grid.syncAlong(); // the groups of the cards' along menus
     }
     this.renderLegend();
     const empty = emptyState(listing, this.state);
@@ -233,6 +291,7 @@ class App {
     if (empty) {
       this.grid.setTags([]);
       this.summaryRoot.hidden = true;
+      this.compareRoot.hidden = true;
       this.showMessage(empty, false);
       this.setBusy(false);
       return;
@@ -240,7 +299,11 @@ class App {
     this.showMessage(null);
     this.grid.setTags(listing.tags);
     this.grid.refresh({ fresh });
-    await this.refreshSummary(kind === "poll");
+    this.summaryRoot.hidden = false;
+    this.compareRoot.hidden = false;
+    this.compare.setChoices(listing, this.options, Compare.choices(this.state, listing));
+    // Asked for now only when on screen; else once scrolled to (never on a poll while off-screen).
+    await Promise.all([this.summaryLazy.invalidate(), this.compareLazy.invalidate()]);
     if (gen === this.gen) this.setBusy(false);
   }
 
@@ -269,37 +332,48 @@ class App {
     }
   }
 
-  async refreshSummary(quiet) {
+  /** Fetch and draw the summary (called by its LazySection, only while it is on screen). */
+  async refreshSummary() {
     if (!this.listing || !isComplete(this.state)) return;
     const gen = this.gen;
     const seq = (this.summarySeq = (this.summarySeq || 0) + 1); // only the latest request may draw
-    const choice = Summary.choices(this.state, this.listing);
-    const compare = choice.a && choice.b && choice.a !== choice.b;
-    const extra = compare ? { compare_tag: choice.tag, compare_a: choice.a, compare_b: choice.b } : {};
     let result;
-    let compareError = null;
     try {
-      result = await getJSON(routeUrl("summary", engineParams(this.state, extra)), this.abort.signal);
+      result = await getJSON(routeUrl("summary", engineParams(this.state)), this.abort.signal);
     } catch (error) {
-      if (error.name === "AbortError") return;
-      if (!(error instanceof RequestError) || error.status !== 404 || !compare) {
-        if (gen === this.gen) this.showBanner(`Summary: ${error.message}`);
-        return;
-      }
-      compareError = error.message; // the test could not run (e.g. a group lacks the tag): keep the table
-      try {
-        result = await getJSON(routeUrl("summary", engineParams(this.state)), this.abort.signal);
-      } catch (again) {
-        if (again.name !== "AbortError" && gen === this.gen) this.showBanner(`Summary: ${again.message}`);
-        return;
-      }
+      if (error.name === "AbortError" || gen !== this.gen || seq !== this.summarySeq) return;
+      this.summaryText = null;
+      this.summary.showMessage(`The summary could not be computed: ${error.message}`, true);
+      return;
     }
     if (gen !== this.gen || seq !== this.summarySeq) return;
-    const key = `${result.text}|${compareError}|${this.listingText}|${this.state.band}`;
-    if (quiet && key === this.summaryText) return;
+    const key = `${result.text}|${this.listingText}|${this.state.band}|${this.state.center}`;
+    if (key === this.summaryText) return; // the same numbers: nothing to redraw
     this.summaryText = key;
-    this.summaryRoot.hidden = !result.data.rows.length;
-    this.summary.render(result.data, this.listing, this.state, this.colors, choice, compareError, this.options);
+    this.summary.render(result.data, this.state, this.colors, this.options);
+  }
+
+  /** Fetch and draw the comparison (called by its LazySection, only while it is on screen). */
+  async refreshCompare() {
+    if (!this.listing || !isComplete(this.state) || !this.options) return;
+    const gen = this.gen;
+    const seq = (this.compareSeq = (this.compareSeq || 0) + 1);
+    const url = this.compareUrl();
+    if (this.compareText === null) this.compare.showMessage("Comparing…");
+    let result;
+    try {
+      result = await getJSON(url, this.abort.signal);
+    } catch (error) {
+      if (error.name === "AbortError" || gen !== this.gen || seq !== this.compareSeq) return;
+      this.compareText = null;
+      this.compare.showMessage(`These groups cannot be compared: ${error.message}`, true);
+      return;
+    }
+    if (gen !== this.gen || seq !== this.compareSeq) return;
+    const key = `${result.text}|${this.listingText}`;
+    if (key === this.compareText) return;
+    this.compareText = key;
+    this.compare.render(result.data, this.colors);
   }
 
   onCycle(cycle) {
@@ -373,6 +447,7 @@ class App {
       this.downloadAll.hidden = true;
       this.grid.setTags([]);
       this.summaryRoot.hidden = true;
+      this.compareRoot.hidden = true;
       this.showMessage(null);
       this.listingText = null;
       return;

@@ -13,14 +13,22 @@
 
 const PREFIX = "p.aggregate.";
 
-/** View options: they change the drawing only, and are never sent to the engine. */
+/**
+ * View options: they change the drawing only, and are never sent to the engine with every request.
+ * compare_tag, score and baseline are the Compare section's (sent with /compare only; score's default
+ * is the backend's); along holds, per card, the two groups compared along x: JSON {tag: [a, b]}.
+ */
 export const VIEW_DEFAULTS = Object.freeze({
   log_y: false,
   show_runs: false,
   compare_tag: "",
-  compare_a: "",
-  compare_b: "",
+  score: "",
+  baseline: "",
+  along: "",
 });
+
+/** The Compare section's options with a served default (sent with /compare only). */
+const COMPARE_OPTIONS = ["score"];
 
 /** The engine options the tab's controls set, in the order they are sent (defaults: the backend's). */
 export const ENGINE_OPTIONS = ["runs", "tags", "group_by", "center", "band", "smoothing", "x", "min_runs"];
@@ -84,7 +92,7 @@ export function readState(win = hashWindow()) {
 /** Every setting's default: the served engine defaults (`options` from /runs) and the view's own. */
 export function defaultsOf(options) {
   const defaults = { ...VIEW_DEFAULTS };
-  for (const key of ENGINE_OPTIONS) {
+  for (const key of [...ENGINE_OPTIONS, ...COMPARE_OPTIONS]) {
     if (options && options[key] && "default" in options[key]) defaults[key] = options[key].default;
   }
   return defaults;
@@ -100,6 +108,7 @@ export function withDefaults(state, options) {
   for (const key of ENGINE_OPTIONS) {
     filled[key] = filled[key] === undefined ? defaults[key] : coerce(filled[key], defaults[key]);
   }
+  for (const key of COMPARE_OPTIONS) if (filled[key] === "") filled[key] = defaults[key];
   return filled;
 }
 
@@ -167,4 +176,37 @@ export function engineParams(state, extra = {}) {
     if (value !== undefined && value !== null && value !== "") params.set(key, String(value));
   }
   return params;
+}
+
+/** The along-the-curve choices of the state: {tag: [group a, group b]} (an unreadable value: none). */
+export function alongChoices(state) {
+  if (!state.along) return {};
+  try {
+    const parsed = JSON.parse(state.along);
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return {};
+    const out = {};
+    for (const [tag, pair] of Object.entries(parsed)) {
+      if (Array.isArray(pair) && pair.length === 2 && pair.every((g) => typeof g === "string" && g)) {
+        out[tag] = [pair[0], pair[1]];
+      }
+    }
+    return out;
+  } catch {
+    return {};
+  }
+}
+
+/** The state's `along` value with the choice of `tag` set to `pair` ([a, b]) or removed (null). */
+export function withAlong(state, tag, pair) {
+  const choices = alongChoices(state);
+  if (pair) choices[tag] = pair;
+  else delete choices[tag];
+  return Object.keys(choices).length ? JSON.stringify(choices) : "";
+}
+
+const COLLATOR = new Intl.Collator("en", { numeric: true });
+
+/** Natural order of names: metric_2 before metric_10 (as TensorBoard's Scalars tab sorts tags). */
+export function naturalCompare(a, b) {
+  return COLLATOR.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
 }

@@ -1,70 +1,54 @@
 // The summary under the charts: per tag and group the final and the best value of the center line
-// with the band around it, where the best was reached and how many runs stand behind it; and, for two
-// chosen groups, the backend's Welch t-test on the runs' final values.
+// with the band around it, where the best was reached and how many runs stand behind it. Groups are
+// tested against each other in the Compare section (compare.js).
 
-import { clear, el, fmt, fmtX } from "./dom.js";
-import { optionLabel, xLabel } from "./state.js";
+import { clear, copyButtons, el, fmt, fmtX } from "./dom.js";
+import { naturalCompare, optionLabel, xLabel } from "./state.js";
 
 function valueCell(center, lo, hi, band) {
   const text = band === "none" || lo === null || hi === null ? fmt(center) : `${fmt(center)}  [${fmt(lo)}, ${fmt(hi)}]`;
   return el("td", { className: "num", text });
 }
 
-function options(selectNode, values, chosen) {
-  clear(selectNode);
-  for (const value of values) selectNode.appendChild(el("option", { value, text: value }));
-  selectNode.value = chosen;
-}
-
-/** The summary section. `onCompare(patch)` receives a new compare_tag / compare_a / compare_b. */
+/**
+ * The summary section. `hooks`: textUrl(format) -> URL of the table as "md" or "tex" for the current
+ * settings; getText(url) -> the body of a GET (for the copy buttons).
+ */
 export class Summary {
-  constructor(root, onCompare) {
-    this.onCompare = onCompare;
-    this.tagSelect = el("select", { name: "compare_tag", "aria-label": "Tag to compare" });
-    this.aSelect = el("select", { name: "compare_a", "aria-label": "First group" });
-    this.bSelect = el("select", { name: "compare_b", "aria-label": "Second group" });
-    this.tagSelect.addEventListener("change", () => this.onCompare({ compare_tag: this.tagSelect.value }));
-    this.aSelect.addEventListener("change", () => this.onCompare({ compare_a: this.aSelect.value }));
-    this.bSelect.addEventListener("change", () => this.onCompare({ compare_b: this.bSelect.value }));
-    this.result = el("div", { className: "compare-result", "aria-live": "polite" });
+  constructor(root, hooks) {
     this.table = el("table", { className: "summary-table" });
     this.caption = el("div", { className: "muted small" });
+    this.message = el("div", { className: "compare-message muted", role: "status", text: "Scroll here for the summary." });
+    this.wrap = el("div", { className: "table-wrap", hidden: true }, this.table);
     root.appendChild(
       el(
         "div",
         { className: "summary-inner" },
-        el("h2", { text: "Summary" }),
-        this.caption,
-        el("div", { className: "table-wrap" }, this.table),
         el(
           "div",
-          { className: "compare" },
-          el("span", { className: "compare-label", text: "Compare final values:" }),
-          this.tagSelect,
-          this.aSelect,
-          el("span", { text: "vs" }),
-          this.bSelect,
-          this.result,
+          { className: "section-head" },
+          el("h2", { text: "Summary" }),
+          el("span", { className: "spacer" }),
+          ...copyButtons(hooks.textUrl, hooks.getText),
         ),
+        this.caption,
+        this.message,
+        this.wrap,
       ),
     );
   }
 
-  /** The compare choices actually used: the user's, or sensible defaults when those do not exist. */
-  static choices(state, listing) {
-    const groups = Object.keys(listing.groups || {});
-    const tags = listing.tags || [];
-    const tag = tags.includes(state.compare_tag) ? state.compare_tag : tags[0] || "";
-    const a = groups.includes(state.compare_a) ? state.compare_a : groups[0] || "";
-    const b = groups.includes(state.compare_b) ? state.compare_b : groups.find((g) => g !== a) || "";
-    return { tag, a, b };
+  showMessage(text, error = false) {
+    this.message.hidden = !text;
+    this.message.textContent = text || "";
+    this.message.classList.toggle("field-error", error);
+    if (text) this.wrap.hidden = true;
   }
 
-  /**
-   * Draw the table and the comparison. `compareError` is the message when the test could not run;
-   * `served` is the backend's options, for the labels of the line, the band and the axis.
-   */
-  render(payload, listing, state, colors, choice, compareError, served) {
+  /** Draw the table; `served` is the backend's options, for the labels of the line, the band and the axis. */
+  render(payload, state, colors, served) {
+    this.showMessage(payload.rows.length ? null : "No final values with these settings.");
+    this.wrap.hidden = !payload.rows.length;
     const band = state.band;
     this.caption.textContent =
       `Line: ${optionLabel(served, "center", state.center)}; band: ${optionLabel(served, "band", band)}. ` +
@@ -83,7 +67,10 @@ export class Summary {
       ),
     );
     const body = el("tbody");
-    for (const row of payload.rows) {
+    // Tags in natural order (metric_2 before metric_10), as the charts; groups as the backend sent them.
+    const rows = payload.rows.map((row, i) => [row, i]);
+    rows.sort(([a, i], [b, j]) => naturalCompare(a.tag, b.tag) || i - j);
+    for (const [row] of rows) {
       const swatch = el("span", { className: "swatch" });
       swatch.style.background = colors.get(row.group) || "#999";
       const fewer = row.final_n < row.runs;
@@ -107,27 +94,5 @@ export class Summary {
       );
     }
     this.table.appendChild(body);
-
-    const groups = Object.keys(listing.groups || {});
-    options(this.tagSelect, listing.tags || [], choice.tag);
-    options(this.aSelect, groups, choice.a);
-    options(this.bSelect, groups, choice.b);
-    clear(this.result);
-    const test = payload.compare;
-    if (compareError) {
-      this.result.appendChild(el("span", { className: "field-error", text: compareError }));
-    } else if (groups.length < 2) {
-      this.result.textContent = "needs two groups";
-    } else if (choice.a === choice.b) {
-      this.result.textContent = "choose two different groups";
-    } else if (test) {
-      const p = test.p_value;
-      const text =
-        p === null || p === undefined
-          ? `p-value not available (n = ${test.n_a} vs ${test.n_b}: each group needs 2 runs with a final value)`
-          : `p = ${fmt(p, 3)}  (Welch's t-test, n = ${test.n_a} vs ${test.n_b}; means ${fmt(test.mean_a)} vs ${fmt(test.mean_b)})`;
-      const dataset = { tag: test.tag, a: test.a, b: test.b }; // which comparison this is
-      this.result.appendChild(el("span", { className: "p-value", text, dataset }));
-    }
   }
 }

@@ -80,5 +80,8 @@ export function chartTheme() {
     modebarActive: read("--modebar-active"),
     bandOpacity: number(read("--band-opacity"), 0.2),
     runOpacity: number(read("--run-opacity"), 0.28),
+    along: read("--along") || "#5f6368",
+    alongShade: number(read("--along-shade"), 0.1),
+    alongStrip: number(read("--along-strip"), 0.75),
   };
 }

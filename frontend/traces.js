@@ -152,8 +152,42 @@ export function buildFigure(payload, view) {
     modebar: { bgcolor: "rgba(0,0,0,0)", color: theme.modebar, activecolor: theme.modebarActive },
     // Keep the user's zoom across refreshes, reset it when the axes change meaning.
     uirevision: view.uirevision,
+    shapes: alongShapes(payload, theme),
   };
   return { data, layout };
+}
+
+/**
+ * Where two groups differ along x (`payload.along.ranges`, from the backend's test adjusted across the
+ * x values): a faint shade over the plot's height and a strip along its bottom, under the curves. Each
+ * range reaches half a grid step beyond its first and last x, so a single x shows too.
+ */
+export function alongShapes(payload, theme) {
+  const along = payload.along;
+  if (!along || !Array.isArray(along.ranges) || !along.ranges.length) return [];
+  const scale = payload.x === "wall" ? 1000 : 1;
+  const half = halfStep(payload.groups) * scale;
+  const shapes = [];
+  for (const [start, end] of along.ranges) {
+    const x0 = start * scale - half;
+    const x1 = end * scale + half;
+    const common = { type: "rect", xref: "x", yref: "paper", x0, x1, line: { width: 0 }, layer: "below" };
+    shapes.push({ ...common, y0: 0, y1: 1, fillcolor: theme.along, opacity: theme.alongShade });
+    // The strip over the plot's bottom gridline (it would cut the strip in two), thin enough to hide no curve.
+    shapes.push({ ...common, y0: 0, y1: 0.03, fillcolor: theme.along, opacity: theme.alongStrip, layer: "above" });
+  }
+  return shapes;
+}
+
+/** Half the median gap between neighbouring x values of the first group with two or more. */
+function halfStep(groups) {
+  for (const g of groups || []) {
+    const xs = (g.x || []).filter((v) => v !== null);
+    if (xs.length < 2) continue;
+    const gaps = xs.slice(1).map((v, i) => v - xs[i]).sort((a, b) => a - b);
+    return gaps[Math.floor(gaps.length / 2)] / 2;
+  }
+  return 0;
 }
 
 const EXPORT_TOP = 64; // px above the plot of an exported image: the tag and the legend

@@ -11,7 +11,6 @@ import concurrent.futures
 import gzip
 import json
 import logging
-import math
 import os
 import threading
 
@@ -30,7 +29,7 @@ from .read.cache import LRU
 from .read.logdir import remote_note
 from .read.source import Source, repeats_needs_of
 from .series import SCALARS
-from .write import chart, table_text
+from .write import chart, table_markup, table_text
 
 logger = logging.getLogger(__name__)
 
@@ -44,10 +43,15 @@ _ROUTE_PARAMS = {
     "/runs": (),
     "/aggregate": ("tag", "max_points", "include_runs", "compare_a", "compare_b"),
     "/export": ("tag", "format"),
-    "/summary": ("compare_tag", "compare_a", "compare_b"),
+    "/summary": ("format",),
     "/compare": ("tag", "format", "table"),
 }
 EXPORT_FORMATS = ("csv", "json")
+# Tables as text to paste into a paper or a README: Markdown, booktabs LaTeX.
+MARKUP_FORMATS = ("md", "tex")
+COMPARE_FORMATS = ("json", "csv", *MARKUP_FORMATS)
+SUMMARY_FORMATS = ("json", *MARKUP_FORMATS)
+MARKUP_TYPE = "text/plain; charset=utf-8"
 COMPARE_TABLES = ("pairs", "groups")
 PLOTLY = "plotly.min.js"
 PLOTLY_CACHE_SECONDS = 86400
@@ -228,9 +232,11 @@ class AggregatePlugin(base_plugin.TBPlugin):
 
     @_route
     def _summary_route(self, request):
-        pair = _pair(request)
-        compare = (request.args.get("compare_tag") or None, *pair) if pair else None
-        return _json(request, self.summary_impl(*_context(request), _query(request, "/summary"), compare))
+        fmt = request.args.get("format", "json")
+        body = self.summary_impl(*_context(request), _query(request, "/summary"), fmt=fmt)
+        if fmt == "json":
+            return _json(request, body)
+        return http_util.Respond(request, body, MARKUP_TYPE)
 
     # -- impls: the work, without HTTP ------------------------------------------------------------
 
@@ -266,11 +272,11 @@ class AggregatePlugin(base_plugin.TBPlugin):
 
     def compare_impl(
         self, ctx, experiment: str, query: Query, tag: str, *, fmt: str = "json", table: str = "pairs"
-    ) -> tuple[dict | bytes, str, list[tuple[str, str]]]:
-        """The groups compared on ``tag``: as JSON (both tables, sentences, caption, notes) or one
-        table (``pairs`` or ``groups``) as CSV."""
-        if fmt not in EXPORT_FORMATS:
-            raise OptionError("format", f"{fmt!r} is not one of {', '.join(EXPORT_FORMATS)}")
+    ) -> tuple[dict | bytes | str, str, list[tuple[str, str]]]:
+        """The groups compared on ``tag``: as JSON (both tables, sentences, caption, notes), one table
+        (``pairs`` or ``groups``) as CSV, or both tables (groups, then pairs) as Markdown or LaTeX."""
+        if fmt not in COMPARE_FORMATS:
+            raise OptionError("format", f"{fmt!r} is not one of {', '.join(COMPARE_FORMATS)}")
         if table not in COMPARE_TABLES:
             raise OptionError("table", f"{table!r} is not one of {', '.join(COMPARE_TABLES)}")
         found = comparison.compare(query, self._source(ctx, experiment), tag)
@@ -278,6 +284,8 @@ class AggregatePlugin(base_plugin.TBPlugin):
             frame = found.pairs if table == "pairs" else found.groups
             headers = [("Content-Disposition", table_text.content_disposition(f"{tag}-{table}", "csv"))]
             return table_text.to_csv(frame), "text/csv", headers
+        if fmt in MARKUP_FORMATS:
+            return _compare_markup(found, fmt), MARKUP_TYPE, []
         payload = {
             "tag": tag,
             "score": query.score,
@@ -308,28 +316,22 @@ class AggregatePlugin(base_plugin.TBPlugin):
             headers.append(("X-Aggregate-Warning", DOWNSAMPLED_WARNING))
         return body, content_type, headers
 
-    def summary_impl(
-        self, ctx, experiment: str, query: Query, compare: tuple[str | None, str, str] | None = None
-    ) -> dict:
-        """Final and best point per tag and group; with ``compare`` = (tag or None, group a, group b),
-        Welch's test on the two groups' final values too."""
+    def summary_impl(self, ctx, experiment: str, query: Query, *, fmt: str = "json") -> dict | str:
+        """Final and best point per tag and group: as JSON, or the table as Markdown or LaTeX."""
+        if fmt not in SUMMARY_FORMATS:
+            raise OptionError("format", f"{fmt!r} is not one of {', '.join(SUMMARY_FORMATS)}")
         result = engine.run(query, self._source(ctx, experiment), drawn_only=True)  # center and band only
         table = summary.summary(result)
-        payload = {
+        if fmt in MARKUP_FORMATS:
+            if not len(table):
+                return "no data: no selected run has a point to summarise\n"
+            write = table_markup.to_markdown if fmt == "md" else table_markup.to_latex
+            return write(table, "summary", center=query.center, band=query.band, x=result.x)
+        return {
             "x": result.x,
             "rows": table_text.to_records(table) if len(table) else [],
             "notes": result.notes(spell=tab_spelling),
         }
-        if compare is not None:
-            tag, a, b = compare
-            tag = tag or (result.tags[0] if result.tags else "")
-            if tag not in result.tags:
-                raise UnknownTagError(f"tag {tag!r} is in none of the selected runs")
-            test = summary.compare_finals(result, tag, a, b)
-            payload["compare"] = {
-                k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in test.items()
-            }
-        return payload
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -385,6 +387,35 @@ class AggregatePlugin(base_plugin.TBPlugin):
         with open(file_path, "rb") as f:
             body = f.read()
         return http_util.Respond(request, body, content_type)
+
+
+def _compare_markup(found: comparison.Comparison, fmt: str) -> str:
+    """Both tables of a comparison as Markdown or LaTeX: the groups (the best bold, a dagger where the
+    Holm-adjusted p against the baseline is below 0.05), then the pairs; the caption says what the
+    numbers are and which way is better."""
+    score = comparison.SCORE_WORDS[found.query.score]
+    baseline = found.query.baseline or None
+    common = {"lower_is_better": found.lower_is_better, "score": f"{score} of each run", "tag": found.tag}
+    # Daggers need one group every pair shares: the baseline (every pair has none).
+    groups = {**common, "baseline": baseline, "pairs": found.pairs if baseline else None}
+    pairs = {**common, "test": "Welch’s t-test (two-sided)"}
+    caption = found.caption()
+    if fmt == "md":
+        head = table_markup.markdown_escape(caption)
+        return (
+            f"{head}\n\n"
+            + table_markup.to_markdown(found.groups, "groups", **groups)
+            + "\n"
+            + table_markup.to_markdown(found.pairs, "pairs", **pairs)
+        )
+    label = f"tab:{found.tag}"
+    return (
+        table_markup.to_latex(
+            found.groups, "groups", caption=f"{found.tag}: groups", label=f"{label}-groups", **groups
+        )
+        + "\n"
+        + table_markup.to_latex(found.pairs, "pairs", caption=caption, label=f"{label}-pairs", **pairs)
+    )
 
 
 def _local_folder(location: str | None) -> str | None:

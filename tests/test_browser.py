@@ -288,8 +288,8 @@ def test_menus_and_defaults_come_from_the_backend(open_tab, base):
     # The band is named with the backend's label, in the legend and in the summary's caption.
     label = dict(options["band"]["values"])["sem"]
     assert label in tab.ui.locator(".legend").inner_text()
-    tab.ui.locator(".summary-table tbody tr").first.wait_for()
-    assert label in tab.ui.locator(".summary-inner .muted.small").first.inner_text()
+    show_tables(tab.ui, tab.frame)
+    assert label in tab.ui.locator(".summary-section .summary-inner > .muted.small").inner_text()
     assert tab.hash_state() == {"band": "sem"}
 
     default_band = options["band"]["default"]
@@ -392,6 +392,10 @@ LOOK = """() => {
         inputText: css('input[name=runs]', 'color'),
         card: css('.card', 'backgroundColor'),
         tableText: css('.summary-table td', 'color'),
+        compareText: css('.compare-pairs td', 'color'),
+        sentence: css('.sentences li.significant', 'color'),
+        sentenceBg: css('.sentences li.significant', 'backgroundColor'),
+        significantP: css('.compare-pairs td.strong', 'color'),
         notes: css('.card-notes', 'color'),
         paper: rgba(layout.paper_bgcolor),
         plot: rgba(layout.plot_bgcolor),
@@ -403,6 +407,18 @@ LOOK = """() => {
         bandAlpha: rgba(band.fillcolor)[3],
     };
 }"""
+
+
+def show_tables(ui, frame) -> None:
+    """Scroll to the Compare section and the summary (fetched only on screen), wait for their rows, and
+    back to the charts. ``ui``: what holds the tab's locators (a Tab's ``ui``, or the tab's own page)."""
+    for section, rows in [
+        (".compare-section", ".compare-pairs tbody tr"),
+        (".summary-section", ".summary-table tbody tr"),
+    ]:
+        ui.locator(section).scroll_into_view_if_needed()
+        ui.locator(rows).first.wait_for()
+    frame.evaluate("() => document.querySelector('.main').scrollTo(0, 0)")  # the charts again
 
 
 def luminance(rgba) -> float:
@@ -443,10 +459,19 @@ def assert_readable(look: dict, dark: bool) -> None:
     surfaces = ("body", "panel", "input", "card", "paper", "plot", "hoverBg")
     for name in surfaces:
         assert (luminance(look[name]) < 0.1) == dark, (name, look[name])
-    for text, surface in [("text", "body"), ("inputText", "input"), ("tableText", "body"), ("font", "paper"),
-                          ("hoverText", "hoverBg"), ("legendText", "paper")]:
+    for text, surface in [
+        ("text", "body"),
+        ("inputText", "input"),
+        ("tableText", "body"),
+        ("compareText", "body"),
+        ("sentence", "sentenceBg"),
+        ("font", "paper"),
+        ("hoverText", "hoverBg"),
+        ("legendText", "paper"),
+    ]:
         assert contrast(look[text], look[surface]) >= 4.5, (text, surface, look[text], look[surface])
     assert contrast(look["notes"], look["card"]) >= 3, (look["notes"], look["card"])
+    assert contrast(look["significantP"], look["body"]) >= 3, (look["significantP"], look["body"])
     assert contrast(look["grid"], look["paper"]) > 1.1  # the grid shows, faintly
     assert look["paper"] == look["card"] == look["plot"]
 
@@ -454,7 +479,7 @@ def assert_readable(look: dict, dark: bool) -> None:
 def test_the_tab_follows_tensorboards_theme_menu_live(open_tab, tmp_path):
     tab = open_tab()
     tab.wait_drawn("train/loss")
-    tab.ui.locator(".summary-table tbody tr").first.wait_for()
+    show_tables(tab.ui, tab.frame)
     tab.frame.evaluate("() => { window.__aggregateTab.__marker = 'no reload'; }")
     light = wait_theme(tab, "light")
     assert_readable(light, dark=False)
@@ -492,6 +517,7 @@ def test_browser_default_theme_follows_the_browsers_color_scheme(browser, base):
     tab = Tab(browser, base, color_scheme="dark")
     try:
         tab.wait_drawn("train/loss")
+        show_tables(tab.ui, tab.frame)
         assert_readable(wait_theme(tab, "dark"), dark=True)
         tab.set_theme("Light")
         assert_readable(wait_theme(tab, "light"), dark=False)
@@ -511,6 +537,7 @@ def test_browser_default_theme_follows_the_browsers_color_scheme(browser, base):
         page.wait_for_function("() => window.__aggregateTab !== undefined")
         page.locator(".card[data-tag='train/loss'] .plot .main-svg").first.wait_for()
         frame = page.main_frame
+        show_tables(page, frame)
         assert_readable(wait_theme_in(frame, "light"), dark=False)
         page.emulate_media(color_scheme="dark")
         assert_readable(wait_theme_in(frame, "dark"), dark=True)
@@ -618,11 +645,10 @@ def test_empty_states_say_why(open_tab):
 # -- summary ----------------------------------------------------------------------------------------
 
 
-def test_summary_table_and_welch_p_value(open_tab, raw):
-    from scipy import stats
-
+def test_summary_table(open_tab, raw):
     tab = open_tab()
     tab.wait_drawn("val/loss")
+    tab.ui.locator(".summary-section").scroll_into_view_if_needed()  # fetched once on screen
     rows = tab.ui.locator(".summary-table tbody tr")
     rows.first.wait_for()
     assert rows.count() == 4 * 3
@@ -631,25 +657,8 @@ def test_summary_table_and_welch_p_value(open_tab, raw):
     cells = row.locator("td").all_inner_texts()
     assert cells[2] == "5" and cells[5] == "4"
     assert float(cells[3].split()[0]) == pytest.approx(raw_final_mean(raw, "lr=0.03", "val/loss"), rel=1e-3)
-
-    ui = tab.ui
-    ui.locator("select[name=compare_tag]").select_option("val/loss")
-    ui.locator("select[name=compare_a]").select_option("lr=0.01")
-    ui.locator("select[name=compare_b]").select_option("lr=0.03")
-    # The p-value shown is the one computed for this choice (the default choice shows one too).
-    shown_for = (
-        "() => { const p = document.querySelector('.p-value'); return p && p.dataset.tag === 'val/loss'"
-    )
-    tab.frame.wait_for_function(shown_for + " && p.dataset.a === 'lr=0.01' && p.dataset.b === 'lr=0.03'; }")
-    finals = {
-        g: [last_finite(raw[r]["val/loss"]) for r in sorted(raw) if r.startswith(g + "/")]
-        for g in ("lr=0.01", "lr=0.03")
-    }
-    expected = stats.ttest_ind(finals["lr=0.01"], finals["lr=0.03"], equal_var=False).pvalue
-    text = ui.locator(".p-value").inner_text()
-    shown = float(re.match(r"p = ([0-9.e+-]+)", text).group(1))
-    assert shown == pytest.approx(expected, rel=5e-3)
-    assert tab.hash_state()["compare_tag"] == "val/loss"
+    # The old two-group Welch test on final values is gone from the summary (the Compare section tests).
+    assert tab.frame.evaluate("() => document.querySelector('.summary-section select') === null")
 
 
 def last_finite(series) -> float:
@@ -678,3 +687,276 @@ def test_reload_without_new_data_redraws_nothing(open_tab):
     last = tab.frame.evaluate("() => window.__aggregateTab.cycles.at(-1)")
     assert last["drawn"] == 0 and last["unchanged"] >= 1
     assert tab.figure("train/loss")["draws"] == draws
+
+
+# -- compare ----------------------------------------------------------------------------------------
+
+PLUGIN = "/data/plugin/aggregate"
+
+
+def fmt_p(p) -> str:
+    """A p-value as the tab shows it: two significant digits, <0.0001 below."""
+    if p is None:
+        return "–"
+    return "<0.0001" if p < 1e-4 else f"{float(f'{p:.2g}'):g}"
+
+
+CAPTURE_COPIES = """(failWriteText) => {
+    window.__copies = [];
+    // The Clipboard API as the page sees it: kept, or refusing (an iframe without the permission).
+    navigator.clipboard.writeText = failWriteText
+        ? async () => { throw new Error('not allowed'); }
+        : async (text) => { window.__copies.push(['clipboard', text]); };
+    // The fallback copies a selected textarea: read what it holds when the browser copies.
+    if (!window.__copyHeard) {
+        window.__copyHeard = true;
+        document.addEventListener('copy', (e) => window.__copies.push(['execCommand', e.target.value]));
+    }
+}"""
+
+
+def test_compare_section_shows_the_backends_tables_sentences_and_copies_them(open_tab, base):
+    tab = open_tab()
+    tab.wait_drawn("train/accuracy")
+    section = tab.ui.locator(".compare-section")
+    section.scroll_into_view_if_needed()
+    # The default: the first tag, the served default score, every pair.
+    tab.frame.wait_for_function(
+        "() => document.querySelector('.compare-section').dataset.tag === 'train/accuracy'"
+    )
+    assert tab.ui.locator("select[name=score] option").all_inner_texts() == [
+        "final value", "best value", "mean of the last 10%", "mean over the run (area)"
+    ]  # fmt: skip
+    assert tab.ui.locator(".compare-pairs tbody tr").count() == 3
+
+    tab.ui.locator("select[name=compare_tag]").select_option("val/loss")
+    tab.ui.locator("select[name=score]").select_option("best")
+    tab.ui.locator("select[name=baseline]").select_option("lr=0.01")
+    tab.frame.wait_for_function(
+        """() => { const s = document.querySelector('.compare-section').dataset;
+                   return s.tag === 'val/loss' && s.score === 'best' && s.baseline === 'lr=0.01'; }"""
+    )
+    assert {k: tab.hash_state()[k] for k in ("compare_tag", "score", "baseline")} == {
+        "compare_tag": "val/loss", "score": "best", "baseline": "lr=0.01"
+    }  # fmt: skip
+    params = {**ENGINE_DEFAULTS, "tag": "val/loss", "score": "best", "baseline": "lr=0.01"}
+    want = requests.get(f"{base}{PLUGIN}/compare", params=params, timeout=60).json()
+
+    assert section.locator(".direction").inner_text() == "lower is better"
+    assert section.locator(".compare-caption").inner_text() == want["caption"]
+    groups = tab.frame.evaluate(
+        "() => [...document.querySelectorAll('.compare-groups tbody tr')].map(r => "
+        "[r.dataset.group, ...[...r.cells].map(c => c.textContent)])"
+    )
+    assert [g[0] for g in groups] == [g["group"] for g in want["groups"]] == ["lr=0.01", "lr=0.03", "lr=0.1"]
+    for shown, row in zip(groups, want["groups"]):
+        assert shown[1] == row["group"] and shown[2] == str(row["runs"])
+        mean, half = shown[3].split(" ± ")
+        assert float(mean) == pytest.approx(row["mean"], rel=5e-3)
+        assert float(half) == pytest.approx((row["ci95_hi"] - row["ci95_lo"]) / 2, rel=5e-3)
+    headers = tab.ui.locator(".compare-pairs thead th").all_inner_texts()
+    assert headers[3] == "p (Holm)" and "Mann-Whitney" in headers[4] and headers[5].startswith("P(A>B)")
+    pairs = tab.frame.evaluate(
+        "() => [...document.querySelectorAll('.compare-pairs tbody tr')].map(r => "
+        "[...r.cells].map(c => c.textContent))"
+    )
+    assert len(pairs) == len(want["pairs"]) == 2  # each group against the baseline
+    for shown, row in zip(pairs, want["pairs"]):
+        assert shown[:2] == [row["a"], row["b"]]
+        assert shown[3] == fmt_p(row["p_holm"]) and shown[4] == fmt_p(row["p_mwu"])
+        assert float(shown[2].split(" [")[0]) == pytest.approx(row["diff"], rel=5e-3)
+    sentences = tab.ui.locator(".sentences li").all_inner_texts()
+    assert sentences == want["sentences"] and all("Holm" in s for s in sentences)
+
+    # Download CSV: the route's table for these choices.
+    href = section.locator("a[data-role=csv-pairs]").get_attribute("href")
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(href).query)
+    assert query["format"] == ["csv"] and query["table"] == ["pairs"] and query["baseline"] == ["lr=0.01"]
+    csv = requests.get(href, timeout=60)
+    assert csv.status_code == 200 and csv.text.startswith("a,b,diff,diff_lo,diff_hi")
+
+    # Copy as Markdown / LaTeX: the route's text, by the Clipboard API or, refused, the fallback.
+    markdown = requests.get(f"{base}{PLUGIN}/compare", params={**params, "format": "md"}, timeout=60).text
+    latex = requests.get(f"{base}{PLUGIN}/compare", params={**params, "format": "tex"}, timeout=60).text
+    status = section.locator(".section-head .copy-status")
+    for fail, button, text, way in [
+        (False, "copy-md", markdown, "clipboard"),
+        (True, "copy-tex", latex, "execCommand"),
+    ]:
+        tab.frame.evaluate(CAPTURE_COPIES, fail)
+        section.locator(f".section-head button[data-role={button}]").click()
+        tab.frame.wait_for_function("() => window.__copies.length > 0")
+        assert tab.frame.evaluate("() => window.__copies") == [[way, text]]
+        assert status.inner_text() == "Copied"
+    assert "p (Holm)" in markdown and "| lr=0.03 |" in markdown
+
+
+def test_summary_copies_its_table(open_tab, base):
+    tab = open_tab()
+    tab.wait_drawn("train/accuracy")
+    section = tab.ui.locator(".summary-section")
+    section.scroll_into_view_if_needed()
+    tab.ui.locator(".summary-table tbody tr").first.wait_for()
+    tab.frame.evaluate(CAPTURE_COPIES, False)
+    section.locator("button[data-role=copy-md]").click()
+    tab.frame.wait_for_function("() => window.__copies.length > 0")
+    want = requests.get(
+        f"{base}{PLUGIN}/summary", params={**ENGINE_DEFAULTS, "format": "md"}, timeout=60
+    ).text
+    assert tab.frame.evaluate("() => window.__copies") == [["clipboard", want]]
+    assert want.startswith("| tag | group | runs | final |")
+
+
+def test_two_groups_compared_along_the_curve(open_tab, base):
+    tab = open_tab()
+    tab.wait_drawn("val/loss")
+    card = tab.ui.locator(".card[data-tag='val/loss']")
+    assert card.locator(".along-row").is_hidden() and card.locator(".along-text").is_hidden()
+    card.locator("button[data-role=along]").click()
+    card.locator("select[data-role=along-a]").select_option("lr=0.03")
+    card.locator("select[data-role=along-b]").select_option("lr=0.01")
+    tab.wait_drawn("val/loss", compare_a="lr=0.03", compare_b="lr=0.01")
+    params = {**ENGINE_DEFAULTS, "tag": "val/loss", "compare_a": "lr=0.03", "compare_b": "lr=0.01"}
+    along = requests.get(f"{base}{PLUGIN}/aggregate", params=params, timeout=60).json()["along"]
+    assert along["ranges"] and along["differ"] > 0
+    shapes = tab.frame.evaluate(
+        "() => document.querySelector('.card[data-tag=\"val/loss\"] .plot').layout.shapes"
+    )
+    assert len(shapes) == 2 * len(along["ranges"])
+    for (lo, hi), shade, strip in zip(along["ranges"], shapes[::2], shapes[1::2]):
+        for shape in (shade, strip):  # each range, widened by half a step (10) on each side
+            assert shape["yref"] == "paper" and shape["x0"] == lo - 5 and shape["x1"] == hi + 5
+        assert shade["y0"] == 0 and shade["y1"] == 1 and strip["y1"] < 0.05
+    text = card.locator(".along-text").inner_text()
+    assert text == (
+        f"lr=0.03 vs lr=0.01 differ at {along['differ']:,} of {along['tested']:,} x values "
+        "(Welch per x, Benjamini-Hochberg q=0.05)"
+    )
+    # Other cards ask for no comparison; the choice is in the hash and comes back after a reload.
+    assert "compare_a" not in tab.figure("train/loss")["url"]
+    assert json_of(tab.hash_state()["along"]) == {"val/loss": ["lr=0.03", "lr=0.01"]}
+    tab.reload()
+    tab.wait_drawn("val/loss", compare_a="lr=0.03", compare_b="lr=0.01")
+    card = tab.ui.locator(".card[data-tag='val/loss']")
+    assert card.locator("select[data-role=along-a]").input_value() == "lr=0.03"
+    card.locator(".along-text").wait_for()
+    # Closing the menus drops the comparison.
+    card.locator("button[data-role=along]").click()
+    tab.frame.wait_for_function(
+        """() => { const gd = document.querySelector('.card[data-tag="val/loss"] .plot');
+                   return !new URL(gd.dataset.url).searchParams.has('compare_a'); }"""
+    )
+    assert "along" not in tab.hash_state() and card.locator(".along-text").is_hidden()
+    assert (
+        tab.frame.evaluate(
+            "() => (document.querySelector('.card[data-tag=\"val/loss\"] .plot').layout.shapes || []).length"
+        )
+        == 0
+    )
+
+
+def json_of(text: str):
+    import json
+
+    return json.loads(text)
+
+
+def test_summary_and_compare_are_fetched_only_while_on_screen(browser, base):
+    """2,000 runs make a summary and a comparison expensive: an idle tab asks for neither while they are
+    scrolled away, on a poll, TensorBoard's reload or the Reload button; scrolled to, each is fetched."""
+    tab = Tab(browser, base, viewport=(1400, 700))
+    asked: list[str] = []
+    tab.page.on(
+        "request",
+        lambda request: (
+            asked.append(urllib.parse.urlsplit(request.url).path.rsplit("/", 1)[-1])
+            if f"{PLUGIN}/" in request.url
+            else None
+        ),
+    )
+    try:
+        tab.frame.wait_for_function("() => Number(document.documentElement.dataset.aggregateCycles) >= 1")
+
+        def refreshed(how) -> None:
+            """Do ``how`` until the tab asks for /runs again (a poll while a refresh is under way, or
+            a reload signal TensorBoard has not sent yet, is no refresh), then wait for its end."""
+            before = asked.count("runs")
+            for _ in range(24):
+                how()
+                for _ in range(50):
+                    if asked.count("runs") > before:
+                        tab.frame.wait_for_function("() => !window.__aggregateTab.refreshing")
+                        return
+                    tab.page.wait_for_timeout(100)
+            raise AssertionError("the tab never fetched again")
+
+        refreshed(lambda: tab.ui.get_by_role("button", name="Reload").click())
+        refreshed(lambda: tab.frame.evaluate("() => window.__aggregateTab.poll()"))  # the 30 s timer
+
+        def tensorboard_reload() -> None:
+            # A reload signal right after a refresh is ignored: as if it came a while later.
+            tab.frame.evaluate("() => { window.__aggregateTab.lastRefresh = -Infinity; }")
+            tab.page.locator("app-header-reload button").click()
+
+        refreshed(tensorboard_reload)
+        assert asked.count("runs") >= 3  # (the first load came before the listener)
+        assert "summary" not in asked and "compare" not in asked
+
+        tab.ui.locator(".compare-section").scroll_into_view_if_needed()
+        tab.ui.locator(".compare-pairs tbody tr").first.wait_for()
+        tab.ui.locator(".summary-section").scroll_into_view_if_needed()
+        tab.ui.locator(".summary-table tbody tr").first.wait_for()
+        assert asked.count("compare") == 1 and asked.count("summary") == 1
+
+        # On screen, a reload asks again; scrolled away, it does not.
+        refreshed(lambda: tab.frame.evaluate("() => window.__aggregateTab.poll()"))
+        assert asked.count("summary") == 2
+        tab.frame.evaluate("() => document.querySelector('.main').scrollTo(0, 0)")
+        tab.frame.wait_for_function("() => !window.__aggregateTab.summaryLazy.visible")
+        before = (asked.count("summary"), asked.count("compare"))
+        refreshed(lambda: tab.frame.evaluate("() => window.__aggregateTab.poll()"))
+        refreshed(lambda: tab.ui.get_by_role("button", name="Reload").click())
+        assert (asked.count("summary"), asked.count("compare")) == before
+        assert tab.errors == []
+    finally:
+        tab.close()
+
+
+def test_tags_without_a_prefix_share_one_grid_in_natural_order(browser, tmp_path):
+    from writers import noisy_curve, write_run
+
+    tags = ["metric_10", "metric_2", "metric_1", "acc", "train/b", "train/a10", "train/a9"]
+    steps = list(range(0, 30, 3))
+    for seed in range(2):
+        curve = noisy_curve(len(steps), seed)
+        write_run(str(tmp_path), f"g/seed_{seed}", {tag: (steps, curve) for tag in tags})
+    with tensorboard(str(tmp_path)) as url:
+        tab = Tab(browser, url, viewport=(1400, 900))
+        try:
+            tab.wait_drawn("acc")
+            sections = tab.frame.evaluate(
+                "() => [...document.querySelectorAll('.tag-section')].map(s => "
+                "[s.dataset.prefix, s.querySelector('.section-name').textContent, "
+                "[...s.querySelectorAll('.card')].map(c => c.dataset.tag)])"
+            )
+            assert sections == [
+                ["", "(no prefix)", ["acc", "metric_1", "metric_2", "metric_10"]],
+                ["train", "train", ["train/a9", "train/a10", "train/b"]],
+            ]
+            # One responsive grid per section: cards side by side, rows of equal widths.
+            boxes = tab.frame.evaluate(
+                "() => [...document.querySelectorAll('.tag-section[data-prefix=\"\"] .card')].map(c => {"
+                " const r = c.getBoundingClientRect(); return [r.left, r.top, r.width]; })"
+            )
+            assert boxes[0][1] == boxes[1][1] and boxes[1][0] > boxes[0][0] + boxes[0][2]
+            assert boxes[2][1] > boxes[0][1] and boxes[2][0] == boxes[0][0]
+            assert len({round(w) for _, _, w in boxes}) == 1
+            # The Compare section's tags, in the same order; its default is the first of them.
+            tab.ui.locator(".compare-section").scroll_into_view_if_needed()
+            assert tab.ui.locator("select[name=compare_tag] option").all_inner_texts() == [
+                "acc", "metric_1", "metric_2", "metric_10", "train/a9", "train/a10", "train/b"
+            ]  # fmt: skip
+            assert tab.ui.locator("select[name=compare_tag]").input_value() == "acc"
+            assert tab.errors == []
+        finally:
+            tab.close()

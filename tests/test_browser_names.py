@@ -74,6 +74,7 @@ def test_hostile_names_show_as_text_and_nothing_executes(tab):
         "() => [...document.querySelectorAll('.card h3')].map(e => e.textContent)"
     )
     assert EVIL in frame.evaluate("() => document.querySelector('.legend').textContent")
+    tab.ui.locator(".summary-section").scroll_into_view_if_needed()  # fetched once on screen
     tab.ui.locator(".summary-table tbody tr").first.wait_for()
     summary_groups = frame.evaluate(
         "() => [...document.querySelectorAll('.summary-table tbody tr')].map(r => r.dataset.group)"
@@ -81,15 +82,34 @@ def test_hostile_names_show_as_text_and_nothing_executes(tab):
     assert summary_groups.count(EVIL) == 2
     # That chart hover labels spell hostile names out literally is checked in test_reliability.py.
 
-    # Chosen for the comparison, the name goes through the URL hash and back after a reload.
-    tab.ui.locator("select[name=compare_a]").select_option(EVIL)
-    tab.ui.locator("select[name=compare_b]").select_option("plain")
-    tab.frame.wait_for_function("() => document.querySelector('.p-value') !== null")
-    assert tab.hash_state()["compare_a"] == EVIL
+    # Chosen as the Compare section's baseline and on a card along the curve, the name goes through
+    # the URL hash and back after a reload, and shows as text in the tables and sentences.
+    tab.ui.locator(".compare-section").scroll_into_view_if_needed()
+    tab.ui.locator("select[name=compare_tag]").select_option(EVIL_TAG)
+    tab.ui.locator("select[name=baseline]").select_option(EVIL)
+    frame.wait_for_function(
+        "(evil) => document.querySelector('.compare-section').dataset.baseline === evil", arg=EVIL
+    )
+    assert frame.evaluate(
+        "() => [...document.querySelectorAll('.compare-groups tbody td.name')].map(e => e.textContent)"
+    ) == [EVIL, "plain"]
+    sentences = frame.evaluate(
+        "() => [...document.querySelectorAll('.sentences li')].map(e => e.textContent)"
+    )
+    assert len(sentences) == 1 and EVIL in sentences[0] and EVIL_TAG in sentences[0]
+    card = tab.ui.locator(".card[data-tag='loss']")
+    card.locator("button[data-role=along]").click()
+    card.locator("select[data-role=along-a]").select_option(EVIL)
+    card.locator("select[data-role=along-b]").select_option("plain")
+    tab.wait_drawn("loss", compare_a=EVIL, compare_b="plain")
+    assert card.locator(".along-text").inner_text().startswith(f"{EVIL} vs plain differ at ")
+    assert tab.hash_state()["baseline"] == EVIL
     tab.reload()
-    tab.wait_drawn("loss")
-    tab.ui.locator(".p-value").wait_for()
-    assert tab.ui.locator("select[name=compare_a]").input_value() == EVIL
+    tab.wait_drawn("loss", compare_a=EVIL, compare_b="plain")
+    tab.ui.locator(".compare-section").scroll_into_view_if_needed()
+    tab.ui.locator(".compare-groups tbody tr").first.wait_for()
+    assert tab.ui.locator("select[name=baseline]").input_value() == EVIL
+    assert tab.ui.locator(".card[data-tag='loss'] select[data-role=along-a]").input_value() == EVIL
 
     assert tab.frame.evaluate(NO_INJECTED_ELEMENTS)
     assert tab.frame.evaluate("() => document.querySelectorAll('img').length") == 0

@@ -5,6 +5,8 @@ the raw event records (the pure statistics themselves are checked in test_statis
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 
 import numpy as np
 import pandas as pd
@@ -199,3 +201,70 @@ def test_compare_route_and_along_the_curve(logdir, load_fast):
         covered = [s for s in STEPS if any(lo <= s <= hi for lo, hi in along["ranges"])]
         assert covered == differ.tolist() and along["differ"] == len(differ) > 0
         assert "Benjamini-Hochberg" in along["test"]
+
+
+@pytest.mark.server
+def test_compare_and_summary_tables_as_markdown_and_latex(logdir, tmp_path):
+    """Copy as Markdown / LaTeX in the tab: both tables of a comparison (groups, then pairs) and the
+    summary table, as the text that is pasted (text/plain, UTF-8)."""
+    with tensorboard(str(logdir)) as base:
+        url = f"{base}/data/plugin/aggregate"
+        texts = {}
+        for fmt in ("md", "tex"):
+            for baseline in ("", "lr=0.01"):
+                response = requests.get(
+                    f"{url}/compare", params={"tag": TAG, "format": fmt, "baseline": baseline}, timeout=60
+                )
+                assert response.status_code == 200, response.text
+                assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
+                texts[fmt, baseline] = response.text
+        md = texts["md", ""]
+        # The caption first (the direction stated), then the groups table, then the pairs table.
+        assert md.startswith(f"{TAG}, score: final value of each run (higher is better)")
+        groups_at, pairs_at = md.index("| group | runs |"), md.index("| a | b |")
+        assert groups_at < pairs_at and "p (Holm)" in md[pairs_at:]
+        for group in GROUPS:
+            assert f"| {group} |" in md[groups_at:pairs_at] and f"| {group} |" in md[pairs_at:]
+        assert md.count("| a | b |") == 1 and "Holm-adjusted" in md
+        # With a baseline, each group against it: a dagger marks the groups that differ from it.
+        assert "†" in texts["md", "lr=0.01"] and "against lr=0.01" in texts["md", "lr=0.01"]
+        tex = texts["tex", ""]
+        assert tex.count(r"\begin{table}") == 2 and tex.count(r"\toprule") == 2
+        assert "p (Holm)" in tex and "Holm-adjusted" in tex and "higher is better" in tex
+        for group in GROUPS:
+            assert group in tex  # "=" and "." need no escaping in LaTeX
+        _compiles(texts["tex", "lr=0.01"], tmp_path)
+        bad = requests.get(f"{url}/compare", params={"tag": TAG, "format": "docx"}, timeout=60)
+        assert bad.status_code == 400 and bad.text.startswith("format: ")
+
+        summary_md = requests.get(f"{url}/summary", params={"format": "md"}, timeout=60)
+        assert summary_md.status_code == 200 and summary_md.headers["Content-Type"].startswith("text/plain")
+        lines = summary_md.text.splitlines()
+        assert lines[0].startswith("| tag | group | runs | final |")
+        body = [line for line in lines[2:] if line.startswith("|")]
+        assert len(body) == 2 * len(GROUPS)  # train/loss and val/accuracy, per group
+        assert all(any(f"| {g} |" in line for line in body) for g in GROUPS)
+        summary_tex = requests.get(f"{url}/summary", params={"format": "tex"}, timeout=60).text
+        assert r"\begin{tabular}" in summary_tex and "val/accuracy" in summary_tex
+        json_body = requests.get(f"{url}/summary", timeout=60).json()
+        assert "compare" not in json_body and len(json_body["rows"]) == 2 * len(GROUPS)
+        # The summary's old Welch test on final values is gone: its parameters are unknown options.
+        gone = requests.get(f"{url}/summary", params={"compare_a": "lr=0.1"}, timeout=60)
+        assert gone.status_code == 400 and gone.text.startswith("compare_a: unknown option")
+
+
+def _compiles(tables: str, folder) -> None:
+    """The LaTeX as pasted into a paper: pdflatex with booktabs makes a PDF of it."""
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        pytest.fail("pdflatex not found: bash scripts/test.sh installs it (Debian package)")
+    document = "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n" + tables
+    (folder / "doc.tex").write_text(document + "\\end{document}\n", encoding="utf-8")
+    out = subprocess.run(
+        [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout[-3000:]

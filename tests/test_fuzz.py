@@ -201,8 +201,7 @@ VALID = {
     "tag": st.sampled_from(TAGS + ["nope"]),
     "max_points": st.integers(2, 5000).map(str),
     "include_runs": st.sampled_from(["0", "1", "true", "false", ""]),
-    "format": st.sampled_from(["csv", "json"]),
-    "compare_tag": st.sampled_from(TAGS),
+    "format": st.sampled_from(["csv", "json", "md", "tex"]),
     "compare_a": st.sampled_from(GROUPS),
     "compare_b": st.sampled_from(GROUPS),
 }
@@ -245,9 +244,9 @@ ENGINE_OPTIONS = (
 )
 ROUTE_OPTIONS = {
     "/runs": (),
-    "/aggregate": ("tag", "max_points", "include_runs"),
+    "/aggregate": ("tag", "max_points", "include_runs", "compare_a", "compare_b"),
     "/export": ("tag", "format"),
-    "/summary": ("compare_tag", "compare_a", "compare_b"),
+    "/summary": ("format",),
 }
 
 

@@ -548,16 +548,12 @@ def test_hostile_names_survive_json_csv_and_export_intact(names):
     assert not any(row[column["tag"]].startswith(FORMULA_START) for row in body)
     assert not any(row[column["group"]].startswith(FORMULA_START) for row in body)
 
-    summary = get_json(
-        base,
-        "/summary",
-        group_by="parent",
-        compare_tag=HOSTILE_TAGS[0],
-        compare_a=HOSTILE_GROUPS[0],
-        compare_b=HOSTILE_GROUPS[2],
-    )
+    summary = get_json(base, "/summary", group_by="parent")
     assert {r["group"] for r in summary["rows"]} == set(HOSTILE_GROUPS)
-    assert (summary["compare"]["a"], summary["compare"]["b"]) == (HOSTILE_GROUPS[0], HOSTILE_GROUPS[2])
+    compared = get_json(base, "/compare", group_by="parent", tag=HOSTILE_TAGS[0], baseline=HOSTILE_GROUPS[0])
+    assert {(p["a"], p["b"]) for p in compared["pairs"]} == {
+        (g, HOSTILE_GROUPS[0]) for g in HOSTILE_GROUPS[1:]
+    }
 
 
 @pytest.mark.parametrize(
@@ -732,15 +728,8 @@ def test_the_web_tab_never_writes_to_disk(names):
         ("/export", {"format": "csv", "tag": tag, "reductions": "mean,q05,q95", "align": "interpolate"}),
         ("/export", {"format": "json", "tag": tag, "x": "wall", "dup_steps": "mean"}),
         ("/summary", {}),
-        (
-            "/summary",
-            {
-                "group_by": "parent",
-                "compare_tag": tag,
-                "compare_a": HOSTILE_GROUPS[0],
-                "compare_b": HOSTILE_GROUPS[1],
-            },
-        ),
+        ("/summary", {"format": "md"}),
+        ("/compare", {"group_by": "parent", "tag": tag, "baseline": HOSTILE_GROUPS[0], "format": "tex"}),
     ]
     for route, params in calls:
         assert get(base, route, **params).status_code in (200, 400, 404), (route, params)

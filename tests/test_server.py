@@ -392,10 +392,10 @@ def test_max_points_thins_for_drawing_only(main):
 # -- /summary -------------------------------------------------------------------------------------
 
 
-def test_summary_final_best_and_welch(main):
+def test_summary_final_best(main):
     base, _, raw = main
     groups = auto_groups(raw)
-    body = get_json(base, "/summary", tags="^(loss|acc)$", compare_tag="acc", compare_a="a", compare_b="b")
+    body = get_json(base, "/summary", tags="^(loss|acc)$")
     rows = {(r["tag"], r["group"]): r for r in body["rows"]}
     for (tag, group), row in rows.items():
         want = expected_group(raw, [r for r in groups[group] if tag in raw[r]], tag)
@@ -408,15 +408,7 @@ def test_summary_final_best_and_welch(main):
     assert sorted(rows) == sorted(
         (t, g) for g, runs in groups.items() for t in ("loss", "acc") if any(t in raw[r] for r in runs)
     )
-
-    def finals(group):
-        return [raw_series(raw, r, "acc")[2][-1] for r in groups[group]]
-
-    compare = body["compare"]
-    want_p = sps.ttest_ind(finals("a"), finals("b"), equal_var=False).pvalue
-    assert compare["p_value"] == pytest.approx(want_p, rel=1e-9)
-    assert (compare["a"], compare["b"], compare["n_a"], compare["n_b"]) == ("a", "b", 3, 4)
-    assert compare["mean_a"] == pytest.approx(np.mean(finals("a")), rel=1e-12)
+    assert "compare" not in body  # groups are compared by /compare (test_compare.py)
 
 
 # -- /export --------------------------------------------------------------------------------------
@@ -556,10 +548,10 @@ BAD_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("route", ["/runs", "/aggregate", "/export", "/summary"])
+@pytest.mark.parametrize("route", ["/runs", "/aggregate", "/export", "/summary", "/compare"])
 def test_bad_option_is_400_naming_it(main, route):
     base, _, _ = main
-    extra = {"tag": "loss"} if route == "/aggregate" else {}
+    extra = {"tag": "loss"} if route in ("/aggregate", "/compare") else {}
     for option, value in BAD_OPTIONS:
         response = get(base, route, **extra, **{option: value})
         assert response.status_code == 400, (route, option, value, response.status_code)
@@ -581,8 +573,9 @@ def test_bad_option_is_400_naming_it(main, route):
         ("/export", {"format": "xlsx"}, "format"),
         ("/export", {"format": "cvs"}, "format"),  # (any case is fine: CSV is csv)
         ("/aggregate", {"tag": "loss", "runs": "^nomatch$"}, "runs"),  # selects nothing: as the CLI
-        ("/summary", {"compare_a": "a"}, "compare_b"),
-        ("/summary", {"compare_b": "b"}, "compare_a"),
+        ("/summary", {"compare_a": "a"}, "compare_a"),
+        ("/summary", {"format": "csv"}, "format"),
+        ("/compare", {"tag": "acc", "format": "xlsx"}, "format"),
         ("/runs", {"tag": "loss"}, "tag"),
     ],
 )
@@ -598,8 +591,8 @@ def test_bad_route_parameter_is_400(main, route, params, option):
     [
         ("/aggregate", {"tag": "nope"}),
         ("/export", {"tag": "nope"}),
-        ("/summary", {"compare_tag": "nope", "compare_a": "a", "compare_b": "b"}),
-        ("/summary", {"compare_tag": "acc", "compare_a": "a", "compare_b": "zzz"}),
+        ("/compare", {"tag": "nope"}),
+        ("/compare", {"tag": "nope", "format": "md"}),
     ],
 )
 def test_unknown_tag_or_group_is_404(main, route, params):
@@ -659,21 +652,22 @@ FUZZED = [
     "max_points",
     "include_runs",
     "format",
-    "compare_tag",
+    "score",
+    "baseline",
     "compare_a",
     "compare_b",
 ]
 
 
-@pytest.mark.parametrize("route", ["/runs", "/aggregate", "/export", "/summary"])
+@pytest.mark.parametrize("route", ["/runs", "/aggregate", "/export", "/summary", "/compare"])
 def test_nothing_typed_gives_a_500(main, route):
     base, _, _ = main
     for name in FUZZED:
         for value in NASTY:
             params = {name: value}
-            if route == "/aggregate" and name != "tag":
+            if route in ("/aggregate", "/compare") and name != "tag":
                 params["tag"] = "loss"
-            if route == "/summary" and name in ("compare_a", "compare_b"):
+            if route == "/aggregate" and name in ("compare_a", "compare_b"):
                 params.update({"compare_a": "a", "compare_b": "b", name: value})
             response = get(base, route, **params)
             assert response.status_code in (200, 400, 404), (route, params, response.status_code)

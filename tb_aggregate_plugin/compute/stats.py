@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 # scipy is imported where it is needed (t quantiles, Welch's test, smoothing): importing scipy.stats
@@ -274,15 +272,3 @@ def band_bounds(stats: dict[str, np.ndarray], center: str, band: str) -> tuple[n
         for stat, sign in BAND_EDGES[band]
     ]
     return edges[0], edges[1]
-
-
-def welch_p(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided Welch's t-test p-value of two samples (NaN left out); NaN when either has < 2."""
-    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
-    if len(a) < 2 or len(b) < 2:
-        return float("nan")
-    from scipy import stats as sps
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return float(sps.ttest_ind(a, b, equal_var=False).pvalue)

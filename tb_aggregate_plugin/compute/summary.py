@@ -1,4 +1,4 @@
-"""Per tag and group, the final and best point of each curve, and the test between two groups' runs."""
+"""Per tag and group, the final and best point of each curve (comparisons: ``comparison.compare``)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import stats
 from .compare import is_lower_better
-from .result import Result, UnknownTagError
+from .result import Result
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,24 +48,3 @@ def summary(result: Result) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
-
-
-def compare_finals(result: Result, tag: str, group_a: str, group_b: str) -> dict:
-    """Welch's t-test on the runs' final values of two groups for one tag."""
-    blocks = {b.group: b for b in result.blocks if b.tag == tag}
-    for g in (group_a, group_b):
-        if g not in blocks:
-            raise UnknownTagError(f"group {g!r} has no data for tag {tag!r}")
-    a = np.array(list(blocks[group_a].finals.values()))
-    b = np.array(list(blocks[group_b].finals.values()))
-    return {
-        "tag": tag,
-        "a": group_a,
-        "b": group_b,
-        "n_a": int(np.isfinite(a).sum()),
-        "n_b": int(np.isfinite(b).sum()),
-        "mean_a": float(np.nanmean(a)) if np.isfinite(a).any() else float("nan"),
-        "mean_b": float(np.nanmean(b)) if np.isfinite(b).any() else float("nan"),
-        "p_value": stats.welch_p(a, b),
-        "test": "Welch's t-test (two-sided) on each run's final value",
-    }
