@@ -343,16 +343,18 @@ def _baseline(pair_rows: list[dict], baseline: str | None) -> str | None:
     raise ValueError("the pairs do not share one group: give baseline=... for the daggers")
 
 
+def _leading(df, rows: list[dict], names: list[str]) -> tuple[list[list[int]], list[_Column]]:
+    """The table's blocks of rows (one per tag, when there is a tag column) and its leading columns of
+    names: the tag, if any, then ``names`` (from the logs: untrusted text)."""
+    keys = (["tag"] if "tag" in df.columns else []) + names
+    blocks = _blocks(rows, "tag" if "tag" in df.columns else None)
+    return blocks, [_Column(k, k, "l", [_Cell("name", r[k]) for r in rows]) for k in keys]
+
+
 def _groups(df, *, lower_is_better, tag, baseline, pairs, alpha, score, test, runs, **_) -> _Table:
     rows = df.to_dict("records")
-    blocks = _blocks(rows, "tag" if "tag" in df.columns else None)
-    cols = []
-    if "tag" in df.columns:
-        cols.append(_Column("tag", "tag", "l", [_Cell("name", r["tag"]) for r in rows]))
-    cols += [
-        _Column("group", "group", "l", [_Cell("name", r["group"]) for r in rows]),
-        _Column("runs", "runs", "r", [_Cell("int", r["runs"]) for r in rows]),
-    ]
+    blocks, cols = _leading(df, rows, ["group"])
+    cols.append(_Column("runs", "runs", "r", [_Cell("int", r["runs"]) for r in rows]))
     means = [_est(r["mean"], r["ci95_lo"], r["ci95_hi"]) for r in rows]
     cols.append(_Column("mean", "mean (95% CI)", "r", means))
     if _has(df, "std"):
@@ -405,15 +407,7 @@ def _groups(df, *, lower_is_better, tag, baseline, pairs, alpha, score, test, ru
 
 def _pairs(df, *, alpha, score, test, runs, **_) -> _Table:
     rows = df.to_dict("records")
-    has_tag = "tag" in df.columns
-    blocks = _blocks(rows, "tag" if has_tag else None)
-    cols = []
-    if has_tag:
-        cols.append(_Column("tag", "tag", "l", [_Cell("name", r["tag"]) for r in rows]))
-    cols += [
-        _Column("a", "a", "l", [_Cell("name", r["a"]) for r in rows]),
-        _Column("b", "b", "l", [_Cell("name", r["b"]) for r in rows]),
-    ]
+    blocks, cols = _leading(df, rows, ["a", "b"])
     diffs = [_est(r["diff"], r["diff_lo"], r["diff_hi"]) for r in rows]
     cols.append(_Column("diff", "difference (95% CI)", "r", diffs))
     if _has(df, "t"):
