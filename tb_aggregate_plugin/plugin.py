@@ -29,7 +29,7 @@ from .read.cache import LRU
 from .read.logdir import remote_note
 from .read.source import Source, repeats_needs_of
 from .series import SCALARS
-from .write import chart, table_markup, table_text
+from .write import chart, paper, table_text
 
 logger = logging.getLogger(__name__)
 
@@ -260,14 +260,17 @@ class AggregatePlugin(base_plugin.TBPlugin):
     ) -> dict:
         """The chart of ``tag``: per group its center, band and n (the table's reductions are /export's);
         with ``along`` = (group a, group b), the x ranges where those two groups differ."""
-        source = self._source(ctx, experiment)
-        result = engine.run(query, source, tag=tag, keep_runs=include_runs, drawn_only=True)
+        # The runs' curves are kept for the individual runs drawn, and for the test along the curve.
+        keep_runs = include_runs or along is not None
+        result = engine.run(
+            query, self._source(ctx, experiment), tag=tag, keep_runs=keep_runs, drawn_only=True
+        )
         payload = chart.chart(
             result, tag, max_points=max_points, include_runs=include_runs, spell=tab_spelling
         )
         payload["sample_limit"] = self._sample_limit  # the engine's notes say when it may have bitten
         if along is not None:
-            payload["along"] = comparison.along(query, source, tag, *along)
+            payload["along"] = comparison.along(result, tag, *along)
         return payload
 
     def compare_impl(
@@ -285,7 +288,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
             headers = [("Content-Disposition", table_text.content_disposition(f"{tag}-{table}", "csv"))]
             return table_text.to_csv(frame), "text/csv", headers
         if fmt in MARKUP_FORMATS:
-            return _compare_markup(found, fmt), MARKUP_TYPE, []
+            return paper.comparison_text(found, fmt), MARKUP_TYPE, []
         payload = {
             "tag": tag,
             "score": query.score,
@@ -325,8 +328,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
         if fmt in MARKUP_FORMATS:
             if not len(table):
                 return "no data: no selected run has a point to summarise\n"
-            write = table_markup.to_markdown if fmt == "md" else table_markup.to_latex
-            return write(table, "summary", center=query.center, band=query.band, x=result.x)
+            return paper.summary_text(result, fmt, table)
         return {
             "x": result.x,
             "rows": table_text.to_records(table) if len(table) else [],
@@ -387,35 +389,6 @@ class AggregatePlugin(base_plugin.TBPlugin):
         with open(file_path, "rb") as f:
             body = f.read()
         return http_util.Respond(request, body, content_type)
-
-
-def _compare_markup(found: comparison.Comparison, fmt: str) -> str:
-    """Both tables of a comparison as Markdown or LaTeX: the groups (the best bold, a dagger where the
-    Holm-adjusted p against the baseline is below 0.05), then the pairs; the caption says what the
-    numbers are and which way is better."""
-    score = comparison.SCORE_WORDS[found.query.score]
-    baseline = found.query.baseline or None
-    common = {"lower_is_better": found.lower_is_better, "score": f"{score} of each run", "tag": found.tag}
-    # Daggers need one group every pair shares: the baseline (every pair has none).
-    groups = {**common, "baseline": baseline, "pairs": found.pairs if baseline else None}
-    pairs = {**common, "test": "Welch’s t-test (two-sided)"}
-    caption = found.caption()
-    if fmt == "md":
-        head = table_markup.markdown_escape(caption)
-        return (
-            f"{head}\n\n"
-            + table_markup.to_markdown(found.groups, "groups", **groups)
-            + "\n"
-            + table_markup.to_markdown(found.pairs, "pairs", **pairs)
-        )
-    label = f"tab:{found.tag}"
-    return (
-        table_markup.to_latex(
-            found.groups, "groups", caption=f"{found.tag}: groups", label=f"{label}-groups", **groups
-        )
-        + "\n"
-        + table_markup.to_latex(found.pairs, "pairs", caption=caption, label=f"{label}-pairs", **pairs)
-    )
 
 
 def _local_folder(location: str | None) -> str | None:

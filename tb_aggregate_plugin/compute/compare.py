@@ -24,12 +24,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..query import SCORES
 from .bootstrap import boot_ci, iqm, quiet
 
 if TYPE_CHECKING:
     import pandas as pd
-
-SCORES = ("final", "best", "tail", "auc")
 
 # Tags whose best value is the lowest one (losses, errors, distances).
 LOWER_IS_BETTER = re.compile(r"loss|err|perplexity|ppl|mse|mae|nll|cost|regret|wer|cer|distance", re.I)

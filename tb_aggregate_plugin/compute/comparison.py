@@ -15,6 +15,7 @@ import numpy as np
 from ..query import OptionError, Query
 from . import compare as stats_compare
 from .engine import run
+from .result import Result, UnknownTagError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -138,17 +139,15 @@ def compare(query: Query, source: Source, tag: str) -> Comparison:
     return Comparison(query, tag, lower, scores, groups, pairs, notes)
 
 
-def along(query: Query, source: Source, tag: str, group_a: str, group_b: str) -> dict:
+def along(result: Result, tag: str, group_a: str, group_b: str) -> dict:
     """Where the curves of two groups differ along x: Welch's test at every x both groups cover,
     adjusted across those x values (Benjamini-Hochberg); ``ranges`` are ``[x_start, x_end]`` pairs.
+    ``result`` holds ``tag`` computed with ``keep_runs=True`` (the chart's own, reused).
 
     Raises:
         UnknownTagError: either group has no data for ``tag``.
     """
-    from .result import UnknownTagError
-
-    result = run(query, source, tag=tag, keep_runs=True, drawn_only=True)
-    blocks = {b.group: b for b in result.blocks}
+    blocks = {b.group: b for b in result.blocks if b.tag == tag}
     for group in (group_a, group_b):
         if group not in blocks:
             raise UnknownTagError(f"group {group!r} has no data for tag {tag!r}")

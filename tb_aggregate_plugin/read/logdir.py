@@ -195,6 +195,7 @@ def logdir_source(
         FileNotFoundError: ``logdir`` is not a folder.
         LogdirError: a logdir in object storage cannot be read (no such bucket, no credentials...).
     """
+    loader = one_of("loader", loader, LOADERS)
     chosen = loader_for(loader, dup_steps, logdir if isinstance(logdir, str) else None)
     if not isinstance(logdir, (str, os.PathLike)):
         folders = [os.fspath(folder) for folder in logdir]
@@ -243,7 +244,7 @@ def logdir_source(
 
         source = source_of(loaded)
         if loaded.loader == "rust" and files is not None and files.runs and not source.list_scalars():
-            if one_of("loader", loader, LOADERS) == "rust":  # asked for: said, not overruled
+            if loader == "rust":  # asked for: said, not overruled
                 source.notes.append(f"{RUST_FOUND_NO_SCALARS}: try {ref('loader')}=python")
             else:  # auto: the loader that reads them
                 loaded.close()
