@@ -293,6 +293,16 @@ export class ChartGrid {
     this.pump();
   }
 
+  /** Ask again for the charts whose last request failed (visible ones now, others when shown). */
+  retryFailed() {
+    for (const card of this.cards.values()) {
+      if (!card.failed) continue;
+      card.stale = true;
+      if (card.visible) this.enqueue(card);
+    }
+    this.pump();
+  }
+
   /** Only the look changed (log scale, theme): redraw what is drawn from the data already here. */
   async redraw() {
     for (const card of this.cards.values()) {
@@ -416,6 +426,7 @@ export class ChartGrid {
       this.showCardError(card, "The server sent an answer this page cannot read; try Reload.");
       return;
     }
+    card.failed = false;
     let Plotly;
     try {
       Plotly = await this.hooks.ready();
@@ -468,6 +479,7 @@ export class ChartGrid {
   }
 
   showCardError(card, message) {
+    card.failed = true;
     this.showAlong(card, null);
     this.setImagesEnabled(card, false);
     card.status.textContent = "";

@@ -262,7 +262,9 @@ class App {
     let text;
     let listing;
     try {
-      ({ text, data: listing } = await getJSON(routeUrl("runs", engineParams(this.state)), signal));
+      // The Reload button asks for the data server's newest listing, even one a second old.
+      const extra = kind === "reload" ? { fresh: 1 } : {};
+      ({ text, data: listing } = await getJSON(routeUrl("runs", engineParams(this.state, extra)), signal));
     } catch (error) {
       if (error.name === "AbortError") return;
       if (gen === this.gen) {
@@ -277,6 +279,12 @@ class App {
     this.listingArrived = performance.now();
     this.clearErrors();
     this.takeOptions(listing.options);
+    // The listing names the version of the data: on a poll that finds it unchanged, every chart and
+    // table shown is current, and nothing is asked again (but a chart that failed is).
+    if (kind === "poll" && text === this.listingText) {
+      this.grid.retryFailed();
+      return;
+    }
     if (text !== this.listingText) {
       this.listingText = text;
       this.listing = listing;

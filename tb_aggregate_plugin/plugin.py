@@ -13,6 +13,8 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
+from typing import NamedTuple
 
 import pandas  # noqa: F401  (the engine imports it lazily; here it loads with TensorBoard, not on the first export)
 from tensorboard import context as tb_context
@@ -27,7 +29,7 @@ from .compute.result import DOWNSAMPLED, FULL_RESOLUTION, UnknownTagError
 from .query import OptionError, Query, one_of, options
 from .read.cache import LRU
 from .read.logdir import remote_note
-from .read.source import Source, repeats_needs_of
+from .read.source import LISTING_TTL, Source, repeats_needs_of
 from .series import SCALARS
 from .write import chart, paper, table_text
 
@@ -40,7 +42,7 @@ MAX_SOURCES = 4
 # TensorBoard keeps this many points per scalar series unless told otherwise.
 DEFAULT_SCALAR_SAMPLES = 1000
 _ROUTE_PARAMS = {
-    "/runs": (),
+    "/runs": ("fresh",),
     "/aggregate": ("tag", "max_points", "include_runs", "compare_a", "compare_b"),
     "/export": ("tag", "format"),
     "/summary": ("format",),
@@ -53,6 +55,12 @@ COMPARE_FORMATS = ("json", "csv", *MARKUP_FORMATS)
 SUMMARY_FORMATS = ("json", *MARKUP_FORMATS)
 MARKUP_TYPE = "text/plain; charset=utf-8"
 COMPARE_TABLES = ("pairs", "groups")
+# Answers kept, by request and the data's version (Source.version), in bytes of their bodies: an open
+# tab asks the same again at every poll and on every scroll back, and gets it back without work.
+ANSWER_BYTES = 64 * 2**20
+# How old a listing may be for a request that draws what the tab listed (a chart, the summary, the
+# Compare table): the tab asks /runs at every refresh and poll (30 s), and draws from that listing.
+DRAW_LISTING_AGE = 60.0
 PLOTLY = "plotly.min.js"
 PLOTLY_CACHE_SECONDS = 86400
 DOWNSAMPLED_WARNING = f"some series {DOWNSAMPLED}; {FULL_RESOLUTION} for full resolution"
@@ -89,8 +97,35 @@ def _plain(request, message: str, code: int):
     return http_util.Respond(request, line + "\n", "text/plain", code=code)
 
 
+class _Answer(NamedTuple):
+    """A response's parts, kept to be sent again (see ``ANSWER_BYTES``)."""
+
+    body: bytes | str | dict
+    content_type: str
+    headers: list[tuple[str, str]] = []
+    content_encoding: str | None = None
+
+    def respond(self, request):
+        return http_util.Respond(
+            request,
+            self.body,
+            self.content_type,
+            headers=self.headers,
+            content_encoding=self.content_encoding,
+        )
+
+    @property
+    def size(self) -> int:
+        return len(self.body) if isinstance(self.body, (bytes, str)) else ANSWER_BYTES + 1  # not kept
+
+
 def _json(request, payload: dict):
-    """``payload`` as a JSON response, the same document ``http_util.Respond`` would send.
+    """``payload`` as a JSON response (see :func:`_json_answer`)."""
+    return _json_answer(payload).respond(request)
+
+
+def _json_answer(payload: dict) -> _Answer:
+    """``payload`` as a JSON answer, the same document ``http_util.Respond`` would send.
 
     Payloads are built JSON-ready (``json_values`` turns NaN into null), so they are serialised as
     they are, without another walk through every value (TensorBoard's ``Cleanse``), and gzipped at
@@ -101,9 +136,8 @@ def _json(request, payload: dict):
     try:
         body = json.dumps(payload, allow_nan=False).encode("ascii")
     except (TypeError, ValueError):
-        return http_util.Respond(request, payload, "application/json")
-    body = gzip.compress(body, compresslevel=1, mtime=0)
-    return http_util.Respond(request, body, "application/json", content_encoding="gzip")
+        return _Answer(payload, "application/json")
+    return _Answer(gzip.compress(body, compresslevel=1, mtime=0), "application/json", [], "gzip")
 
 
 def _context(request) -> tuple[tb_context.RequestContext, str]:
@@ -159,6 +193,10 @@ class AggregatePlugin(base_plugin.TBPlugin):
             self._provider, purges=getattr(flags, "purge_orphaned_data", True) if flags is not None else True
         )
         self._sources: LRU[Source] = LRU(MAX_SOURCES)  # any path can name an experiment: keep a few
+        self._answers: LRU[_Answer] = LRU(ANSWER_BYTES)
+        # A listing the data server gave the same over two reload cycles (and 5 s) is settled: see Source.
+        reload = getattr(flags, "reload_interval", 5) if flags is not None else 5
+        self._settle_seconds = 2 * max(float(reload or 0), 0.0) + 5.0
         self._lock = threading.Lock()
         self._static = _static_files()
         # plotly.min.js (4.6 MB), compressed once, from now on: ready before the tab first asks for it.
@@ -191,30 +229,49 @@ class AggregatePlugin(base_plugin.TBPlugin):
 
     @_route
     def _runs_route(self, request):
-        return _json(request, self.runs_impl(*_context(request), _query(request, "/runs")))
+        # The Reload button asks for the data server's newest listing, whatever the age of the last.
+        age = 0.0 if _flag(request, "fresh") else LISTING_TTL
+        query = _query(request, "/runs")
+        return self._answer(
+            request, age, lambda ctx, e, s: _json_answer(self.runs_impl(ctx, e, query, source=s))
+        )
 
     @_route
     def _aggregate_route(self, request):
         tag = request.args.get("tag")
         if not tag:
             raise OptionError("tag", "is required: the scalar tag to draw")
-        payload = self.aggregate_impl(
-            *_context(request),
-            _query(request, "/aggregate"),
-            tag,
-            max_points=_int(request, "max_points", chart.DEFAULT_MAX_POINTS, 2, 1_000_000),
-            include_runs=_flag(request, "include_runs"),
-            along=_pair(request),
-        )
-        return _json(request, payload)
+        query = _query(request, "/aggregate")
+        max_points = _int(request, "max_points", chart.DEFAULT_MAX_POINTS, 2, 1_000_000)
+        include_runs = _flag(request, "include_runs")
+        along = _pair(request)
+
+        def answer(ctx, experiment, source):
+            payload = self.aggregate_impl(
+                ctx,
+                experiment,
+                query,
+                tag,
+                max_points=max_points,
+                include_runs=include_runs,
+                along=along,
+                source=source,
+            )
+            return _json_answer(payload)
+
+        return self._answer(request, DRAW_LISTING_AGE, answer)
 
     @_route
     def _export_route(self, request):
         query = _query(request, "/export")
         fmt = request.args.get("format", "csv")
         tag = request.args.get("tag") or None
-        body, content_type, headers = self.export_impl(*_context(request), query, tag, fmt)
-        return http_util.Respond(request, body, content_type, headers=headers)
+        # A download wants the newest data: the listing is as fresh as /runs gets it.
+        return self._answer(
+            request,
+            LISTING_TTL,
+            lambda ctx, e, s: _Answer(*self.export_impl(ctx, e, query, tag, fmt, source=s)),
+        )
 
     @_route
     def _compare_route(self, request):
@@ -223,28 +280,55 @@ class AggregatePlugin(base_plugin.TBPlugin):
             raise OptionError("tag", "is required: the scalar tag the runs are scored on")
         fmt = request.args.get("format", "json")
         table = request.args.get("table", "pairs")
-        body, content_type, headers = self.compare_impl(
-            *_context(request), _query(request, "/compare"), tag, fmt=fmt, table=table
-        )
-        if content_type == "application/json":
-            return _json(request, body)
-        return http_util.Respond(request, body, content_type, headers=headers)
+        query = _query(request, "/compare")
+
+        def answer(ctx, experiment, source):
+            body, content_type, headers = self.compare_impl(
+                ctx, experiment, query, tag, fmt=fmt, table=table, source=source
+            )
+            if content_type == "application/json":
+                return _json_answer(body)
+            return _Answer(body, content_type, headers)
+
+        return self._answer(request, DRAW_LISTING_AGE, answer)
 
     @_route
     def _summary_route(self, request):
         fmt = request.args.get("format", "json")
-        body = self.summary_impl(*_context(request), _query(request, "/summary"), fmt=fmt)
-        if fmt == "json":
-            return _json(request, body)
-        return http_util.Respond(request, body, MARKUP_TYPE)
+        query = _query(request, "/summary")
+
+        def answer(ctx, experiment, source):
+            body = self.summary_impl(ctx, experiment, query, fmt=fmt, source=source)
+            return _json_answer(body) if fmt == "json" else _Answer(body, MARKUP_TYPE)
+
+        return self._answer(request, DRAW_LISTING_AGE, answer)
+
+    def _answer(self, request, max_age: float, make: Callable[..., _Answer]):
+        """The answer ``make(ctx, experiment, source)`` gives, or the one it gave to the same request
+        while the data were as they are (``Source.version``): an idle tab's polls and a chart scrolled
+        back into view cost no work. ``source`` holds one listing, at most ``max_age`` s old."""
+        ctx, experiment = _context(request)
+        source = self._source(ctx, experiment).fixed(max_age)
+        key = (experiment, request.path, tuple(sorted(request.args.items(multi=True))), source.version)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = make(ctx, experiment, source)
+            self._answers.put(key, answer, answer.size)
+        return answer.respond(request)
 
     # -- impls: the work, without HTTP ------------------------------------------------------------
 
-    def runs_impl(self, ctx, experiment: str, query: Query) -> dict:
-        """Runs, groups, tags and hparams under ``query``, and every option's default and values."""
-        listing = engine.describe(query, self._source(ctx, experiment), tab_spelling)
+    def runs_impl(self, ctx, experiment: str, query: Query, *, source: Source | None = None) -> dict:
+        """Runs, groups, tags and hparams under ``query``, and every option's default and values.
+        ``version`` names the data (see ``Source.version``): the tab redraws nothing while it holds.
+
+        Every impl reads through ``source`` when given (a view of one listing: see ``Source.fixed``),
+        else through the experiment's source."""
+        source = source or self._source(ctx, experiment).fixed()
+        listing = engine.describe(query, source, tab_spelling)
         listing["sample_limit"] = self._sample_limit
         listing["options"] = options()
+        listing["version"] = source.version
         return listing
 
     def aggregate_impl(
@@ -257,14 +341,14 @@ class AggregatePlugin(base_plugin.TBPlugin):
         max_points: int,
         include_runs: bool,
         along: tuple[str, str] | None = None,
+        source: Source | None = None,
     ) -> dict:
         """The chart of ``tag``: per group its center, band and n (the table's reductions are /export's);
         with ``along`` = (group a, group b), the x ranges where those two groups differ."""
         # The runs' curves are kept for the individual runs drawn, and for the test along the curve.
         keep_runs = include_runs or along is not None
-        result = engine.run(
-            query, self._source(ctx, experiment), tag=tag, keep_runs=keep_runs, drawn_only=True
-        )
+        source = source or self._source(ctx, experiment)
+        result = engine.run(query, source, tag=tag, keep_runs=keep_runs, drawn_only=True)
         payload = chart.chart(
             result, tag, max_points=max_points, include_runs=include_runs, spell=tab_spelling
         )
@@ -274,7 +358,15 @@ class AggregatePlugin(base_plugin.TBPlugin):
         return payload
 
     def compare_impl(
-        self, ctx, experiment: str, query: Query, tag: str, *, fmt: str = "json", table: str = "pairs"
+        self,
+        ctx,
+        experiment: str,
+        query: Query,
+        tag: str,
+        *,
+        fmt: str = "json",
+        table: str = "pairs",
+        source: Source | None = None,
     ) -> tuple[dict | bytes | str, str, list[tuple[str, str]]]:
         """The groups compared on ``tag``: as JSON (both tables, sentences, caption, notes), one table
         (``pairs`` or ``groups``) as CSV, or both tables (groups, then pairs) as Markdown or LaTeX."""
@@ -282,7 +374,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
             raise OptionError("format", f"{fmt!r} is not one of {', '.join(COMPARE_FORMATS)}")
         if table not in COMPARE_TABLES:
             raise OptionError("table", f"{table!r} is not one of {', '.join(COMPARE_TABLES)}")
-        found = comparison.compare(query, self._source(ctx, experiment), tag)
+        found = comparison.compare(query, source or self._source(ctx, experiment), tag)
         if fmt == "csv":
             frame = found.pairs if table == "pairs" else found.groups
             headers = [("Content-Disposition", table_text.content_disposition(f"{tag}-{table}", "csv"))]
@@ -303,11 +395,11 @@ class AggregatePlugin(base_plugin.TBPlugin):
         return payload, "application/json", []
 
     def export_impl(
-        self, ctx, experiment: str, query: Query, tag: str | None, fmt: str
+        self, ctx, experiment: str, query: Query, tag: str | None, fmt: str, *, source: Source | None = None
     ) -> tuple[bytes, str, list[tuple[str, str]]]:
         """``(body, content type, headers)`` of the table of ``tag`` (every tag when ``None``)."""
         fmt = one_of("format", fmt, EXPORT_FORMATS)
-        result = engine.run(query, self._source(ctx, experiment), tag=tag)
+        result = engine.run(query, source or self._source(ctx, experiment), tag=tag)
         table = result.table()
         if fmt == "csv":
             body, content_type = table_text.to_csv(table), "text/csv"
@@ -319,11 +411,14 @@ class AggregatePlugin(base_plugin.TBPlugin):
             headers.append(("X-Aggregate-Warning", DOWNSAMPLED_WARNING))
         return body, content_type, headers
 
-    def summary_impl(self, ctx, experiment: str, query: Query, *, fmt: str = "json") -> dict | str:
+    def summary_impl(
+        self, ctx, experiment: str, query: Query, *, fmt: str = "json", source: Source | None = None
+    ) -> dict | str:
         """Final and best point per tag and group: as JSON, or the table as Markdown or LaTeX."""
         if fmt not in SUMMARY_FORMATS:
             raise OptionError("format", f"{fmt!r} is not one of {', '.join(SUMMARY_FORMATS)}")
-        result = engine.run(query, self._source(ctx, experiment), drawn_only=True)  # center and band only
+        source = source or self._source(ctx, experiment)
+        result = engine.run(query, source, drawn_only=True)  # center and band only
         table = summary.summary(result)
         if fmt in MARKUP_FORMATS:
             if not len(table):
@@ -353,6 +448,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
                     ctx=ctx,
                     logdir=logdir,
                     repeats_needs=self._repeats_needs,
+                    settle_seconds=self._settle_seconds,
                     # A logdir in object storage: TensorBoard loads it, but its files are not checked.
                     notes=[remote_note(location, loaded_here=False)] if _is_url(location) else (),
                 )

@@ -863,7 +863,8 @@ def json_of(text: str):
 
 def test_summary_and_compare_are_fetched_only_while_on_screen(browser, base):
     """2,000 runs make a summary and a comparison expensive: an idle tab asks for neither while they are
-    scrolled away, on a poll, TensorBoard's reload or the Reload button; scrolled to, each is fetched."""
+    scrolled away, on a poll, TensorBoard's reload or the Reload button; scrolled to, each is fetched.
+    A poll that finds the data unchanged asks for nothing but the listing."""
     tab = Tab(browser, base, viewport=(1400, 700))
     asked: list[str] = []
     tab.page.on(
@@ -891,7 +892,10 @@ def test_summary_and_compare_are_fetched_only_while_on_screen(browser, base):
             raise AssertionError("the tab never fetched again")
 
         refreshed(lambda: tab.ui.get_by_role("button", name="Reload").click())
+        charts = asked.count("aggregate")
         refreshed(lambda: tab.frame.evaluate("() => window.__aggregateTab.poll()"))  # the 30 s timer
+        # Nothing changed (the listing's version says so): a poll asks for no chart again.
+        assert asked.count("aggregate") == charts
 
         def tensorboard_reload() -> None:
             # A reload signal right after a refresh is ignored: as if it came a while later.
@@ -908,8 +912,11 @@ def test_summary_and_compare_are_fetched_only_while_on_screen(browser, base):
         tab.ui.locator(".summary-table tbody tr").first.wait_for()
         assert asked.count("compare") == 1 and asked.count("summary") == 1
 
-        # On screen, a reload asks again; scrolled away, it does not.
+        # On screen, the Reload button asks again, and a poll that finds the data unchanged does not;
+        # scrolled away, neither does.
         refreshed(lambda: tab.frame.evaluate("() => window.__aggregateTab.poll()"))
+        assert asked.count("summary") == 1
+        refreshed(lambda: tab.ui.get_by_role("button", name="Reload").click())
         assert asked.count("summary") == 2
         tab.frame.evaluate("() => document.querySelector('.main').scrollTo(0, 0)")
         tab.frame.wait_for_function("() => !window.__aggregateTab.summaryLazy.visible")

@@ -57,6 +57,8 @@ class LogdirHealth:
         if size == 0:
             return "empty file"
         seen, offset = self._verified.get(path, (0, 0))
+        if offset == size == seen:  # whole when last checked, and no longer since: nothing to open
+            return None
         if size < seen:  # rewritten from scratch
             offset = 0
         try:

@@ -1,0 +1,130 @@
+"""While the data are unchanged, nothing is listed, read or computed again: the tab's answers are kept
+under the data's version, and a settled listing of the data server is reused until a file changes.
+
+The servers are TensorBoard's own loaders over event files written by its own writer; what is counted
+is the provider's listings and the engine's runs (the real ones, counted on their way through).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pytest
+from tensorboard.plugins import base_plugin
+from tensorboard.summary import Writer
+from werkzeug.test import Client
+
+from tb_aggregate_plugin.plugin import AggregatePlugin
+from tb_aggregate_plugin.read import source as source_mod
+from tb_aggregate_plugin.read.logdir import open_logdir
+from tb_aggregate_plugin.read.source import Source
+
+PLUGIN = "/data/plugin/aggregate"
+
+
+def _write(root, steps: range, *, writers=None) -> dict:
+    writers = writers if writers is not None else {}
+    for i in range(3):
+        writer = writers.setdefault(i, Writer(str(root / f"g/seed_{i}")))
+        for step in steps:
+            writer.add_scalar("loss", float(step * (i + 1)), step)
+        writer.flush()
+    return writers
+
+
+class Counting:
+    """A real provider whose scalar listings are counted."""
+
+    def __init__(self, inner):
+        self._inner, self.listings = inner, 0
+
+    def list_scalars(self, *args, **kwargs):
+        self.listings += 1
+        return self._inner.list_scalars(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+@pytest.mark.parametrize("loader", ["rust", "python"])
+def test_summary_is_not_recomputed_while_nothing_changed(tmp_path, loader, monkeypatch):
+    from tb_aggregate_plugin import plugin as plugin_mod
+
+    writers = _write(tmp_path, range(5))
+    runs = []
+    real_run = plugin_mod.engine.run
+    monkeypatch.setattr(plugin_mod.engine, "run", lambda *a, **k: runs.append(1) or real_run(*a, **k))
+    with open_logdir(str(tmp_path), loader=loader) as loaded:
+        flags = argparse.Namespace(samples_per_plugin={"scalars": 0}, reload_interval=5)
+        apps = AggregatePlugin(base_plugin.TBContext(data_provider=loaded.provider, flags=flags)).get_plugin_apps()
+
+        def fetch(route, **params):
+            response = Client(apps[route]).get(f"{PLUGIN}{route}", query_string=params)
+            assert response.status_code == 200, response.get_data(as_text=True)
+            return response.json
+
+        first = fetch("/summary")
+        version = fetch("/runs")["version"]
+        time.sleep(source_mod.LISTING_TTL + 0.1)  # a new listing, the same data
+        assert fetch("/summary") == first
+        assert fetch("/runs")["version"] == version
+        fetch("/aggregate", tag="loss")
+        fetch("/aggregate", tag="loss")
+        assert len(runs) == 2, "the summary and the chart are each computed once"
+        final = {row["group"]: row["final"] for row in first["rows"]}
+        assert final == {"g": pytest.approx(np.mean([4.0, 8.0, 12.0]))}
+
+        if loader == "python":  # this loader can be told to look again; the data server here loads once
+            _write(tmp_path, range(5, 7), writers=writers)
+            loaded.provider._multiplexer.Reload()
+            assert fetch("/runs")["version"] != version
+            again = fetch("/summary")
+            assert {row["group"]: row["final"] for row in again["rows"]} == {
+                "g": pytest.approx(np.mean([6.0, 12.0, 18.0]))
+            }
+            assert len(runs) == 3
+
+
+def test_a_settled_listing_is_reused_until_a_file_changes(tmp_path, monkeypatch):
+    monkeypatch.setattr(source_mod, "LISTING_TTL", 0.2)
+    writers = _write(tmp_path, range(5))
+    with open_logdir(str(tmp_path), loader="rust") as loaded:
+        provider = Counting(loaded.provider)
+        source = Source(provider, logdir=str(tmp_path), settle_seconds=0.5)
+        assert source.uses_fast_path
+        listing = source.list_scalars()
+        version = source.version
+        assert provider.listings == 1
+        assert source.list_scalars() is listing and provider.listings == 1  # within LISTING_TTL
+
+        time.sleep(0.6)  # the same listing again, the files unchanged since the first: settled
+        assert source.list_scalars() == listing and provider.listings == 2
+        for _ in range(3):
+            time.sleep(0.25)
+            assert source.list_scalars() == listing
+        assert provider.listings == 2, "a settled listing is not asked for again"
+        assert source.version == version
+
+        _write(tmp_path, range(5, 6), writers=writers)  # a file grows: ask the data server again
+        time.sleep(0.25)
+        source.list_scalars()
+        assert provider.listings == 3
+        time.sleep(0.25)
+        source.list_scalars()  # not settled again yet: the server may not have loaded it
+        assert provider.listings == 4
+        # This data server loaded once: the same data, the same version, whatever the files say.
+        assert source.version == version
+
+
+def test_a_view_holds_one_listing(tmp_path):
+    writers = _write(tmp_path, range(5))
+    with open_logdir(str(tmp_path), loader="python") as loaded:
+        source = Source(loaded.provider, logdir=str(tmp_path))
+        view = source.fixed()
+        _write(tmp_path, range(5, 8), writers=writers)
+        loaded.provider._multiplexer.Reload()
+        assert source.list_scalars()["g/seed_0"]["loss"].max_step == 7
+        assert view.list_scalars()["g/seed_0"]["loss"].max_step == 4
+        assert view.version != source.version
