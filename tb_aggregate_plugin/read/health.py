@@ -26,7 +26,9 @@ _HEADER = struct.Struct("<QI")  # record length, masked CRC32C of the length byt
 _LENGTH = struct.Struct("<Q")
 _FOOTER = 4  # masked CRC32C of the payload
 _CHUNK = 1 << 22
-_TAIL = 1 << 14  # bytes read from the end to find the last record's header
+# Bytes read from the end to find the last record's header: the first that holds it (a scalar's
+# record is ~100 bytes; 2,000 files checked at 0.05 ms each rather than 0.15 ms).
+_TAILS = (1 << 10, 1 << 14)
 
 
 class LogdirHealth:
@@ -108,9 +110,13 @@ def _starts_as_event_file(f) -> bool:
 
 
 def _ends_with_whole_record(f, size: int) -> bool:
-    """True when some header in the last ``_TAIL`` bytes holds a length that ends its record exactly
+    """True when some header in the last ``_TAILS`` bytes holds a length that ends its record exactly
     at the end of the file, and that header's CRC holds."""
-    start = max(0, size - _TAIL)
+    return any(_whole_record_in_tail(f, size, tail) for tail in _TAILS)
+
+
+def _whole_record_in_tail(f, size: int, tail_bytes: int) -> bool:
+    start = max(0, size - tail_bytes)
     f.seek(start)
     tail = np.frombuffer(f.read(size - start), np.uint8)
     count = len(tail) - _HEADER.size - _FOOTER + 1  # offsets with room for a header and a footer

@@ -25,7 +25,7 @@ from tensorboard.data import provider as tb_provider
 from ..series import ALL_POINTS, SCALARS, Series, SeriesInfo
 from . import hparams as hparams_mod
 from .cache import LRU
-from .grpc_fast import array_reader
+from .grpc_fast import array_reader, scalar_lister
 from .health import LogdirHealth
 from .walk import fingerprint
 
@@ -35,6 +35,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_CACHE_POINTS = 40_000_000
 # Read requests in flight at once on the fast path.
 READ_THREADS = 2
+# Runs of one tag asked for in one request: the data server builds several answers at once, and
+# this process decodes one while it builds the next (2,000 runs x 1,000 points: 0.30 s in one
+# request, 0.19 s in four).
+RUNS_PER_REQUEST = 500
 # Bound of the memo of intermediate results (aligned and reduced curves), in bytes.
 DEFAULT_MEMO_BYTES = 256 * 2**20
 # How long a listing from the data server is reused. Listing costs the data server a pass over every
@@ -112,13 +116,15 @@ class Source:
         self.points_read = 0  # points returned by read (cached ones too), for a summary
         self._lock = threading.Lock()
         self._fast_reader = array_reader(provider) if fast_path else None
+        self._fast_lister = scalar_lister(provider) if fast_path else None
         self._recent: dict[str, tuple[float, object]] = {}  # what _reused keeps: (when, value)
         self.settle_seconds = settle_seconds
         self._listed: _Listed | None = None  # the newest listing and what is known of it
         self._versions = itertools.count(1)
         self._token = os.urandom(4).hex()  # versions of two sources (or two servers) never match
         self._fixed: tuple[tuple, str] | None = None  # (listing, version) of a view: see fixed()
-        self._problems: tuple[dict | None, dict[str, str]] | None = None  # (files, what problems found)
+        # (files, the problems found in them): in a list, so that the views of fixed() share it.
+        self._problems: list[tuple[dict | None, dict[str, str]]] = []
         # A candidate child run's points per tag, by its listing: a new listing, a new count.
         self._child_points: LRU[dict[str, int]] = LRU(10_000)
         if health is None and logdir and os.path.isdir(logdir):
@@ -162,14 +168,17 @@ class Source:
 
         The tab draws charts from the listing its last refresh asked ``/runs`` for (at least every
         30 s): a chart requested later, as it scrolls into view, uses it rather than list again."""
-        folded, number = self._listing(max_age)
-        view = copy.copy(self)
-        view._fixed = (folded, self._version_of(number))
+        # The event files are checked (the first time: 0.3 s for 2,000 runs) while the data server lists.
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            problems = pool.submit(self.problems, max_age)
+            folded, number = self._listing(max_age)
+            view = copy.copy(self)
+            view._fixed = (folded, self._version_of(number, problems.result()))
         return view
 
-    def _version_of(self, listing_number: int) -> str:
-        problems = hash(tuple(sorted(self.problems().items()))) & 0xFFFFFFFF
-        return f"{self._token}.{listing_number}.{problems:x}"
+    def _version_of(self, listing_number: int, problems: Mapping[str, str] | None = None) -> str:
+        problems = self.problems() if problems is None else problems
+        return f"{self._token}.{listing_number}.{hash(tuple(sorted(problems.items()))) & 0xFFFFFFFF:x}"
 
     def _folded(self) -> tuple[dict[str, dict[str, SeriesInfo]], Mapping, dict[str, str]]:
         return self._fixed[0] if self._fixed is not None else self._listing()[0]
@@ -207,11 +216,7 @@ class Source:
     def _fold(self) -> tuple[dict[str, dict[str, SeriesInfo]], Mapping, dict[str, str]]:
         """The listing with each ``add_hparams`` child run folded into its parent, the hparams
         listing (parsed only when asked for: :meth:`hparams`) and ``{child: parent}``."""
-        raw = self.provider.list_scalars(self._ctx, experiment_id=self.experiment_id, plugin_name=SCALARS)
-        listing = {
-            run: {tag: SeriesInfo(int(ts.max_step), float(ts.max_wall_time)) for tag, ts in tags.items()}
-            for run, tags in raw.items()
-        }
+        listing = self._listed_by_provider()
         tensors = hparams_mod.hparams_listing(self.provider, self._ctx, self.experiment_id)
         if not self.fold_children:
             return listing, tensors, {}
@@ -242,6 +247,19 @@ class Source:
                     )
         return folded, tensors, children
 
+    def _listed_by_provider(self) -> dict[str, dict[str, SeriesInfo]]:
+        if self._fast_lister is not None:
+            try:
+                return self._fast_lister(self.experiment_id)
+            except Exception as exc:  # as the reader: the public interface, once and for all
+                logger.warning("fast listing failed (%s); using list_scalars", exc)
+                self._fast_lister = None
+        raw = self.provider.list_scalars(self._ctx, experiment_id=self.experiment_id, plugin_name=SCALARS)
+        return {
+            run: {tag: SeriesInfo(int(ts.max_step), float(ts.max_wall_time)) for tag, ts in tags.items()}
+            for run, tags in raw.items()
+        }
+
     def _points_of(self, runs: Mapping[str, Mapping[str, SeriesInfo]]) -> dict[str, dict[str, int]]:
         """``{run: {tag: points}}`` of a few (candidate child) runs, counted up to one more than a
         child may hold: one request of a few points each, remembered while their listing holds."""
@@ -266,22 +284,25 @@ class Source:
                 self._child_points.put((run, tuple(sorted(runs[run].items()))), counts[run])
         return counts
 
-    def _files(self) -> dict | None:
+    def _files(self, max_age: float | None = None) -> dict | None:
         """The event files' sizes and times (:func:`.walk.fingerprint`), taken at most once per
-        ``LISTING_TTL`` (as the listing, with the data server); ``None`` without a local logdir."""
+        ``max_age`` (``LISTING_TTL``; as the listing, with the data server); ``None`` without a
+        local logdir."""
         if self._health is None:
             return None
-        return self._reused("files", lambda: fingerprint(self._health.logdir))
+        return self._reused("files", lambda: fingerprint(self._health.logdir), max_age)
 
-    def _reused(self, name: str, make: Callable[[], object]) -> object:
-        """``make()``; from the data server, its result of less than ``LISTING_TTL`` seconds ago
-        instead (its data changes once per reload cycle, and the few requests of one change in the tab
-        share it). An in-process provider is asked every time: a caller may just have reloaded it."""
+    def _reused(self, name: str, make: Callable[[], object], max_age: float | None = None) -> object:
+        """``make()``; from the data server, its result of less than ``max_age`` (``LISTING_TTL``)
+        seconds ago instead (its data changes once per reload cycle, and the few requests of one change
+        in the tab share it). An in-process provider is asked every time: a caller may just have
+        reloaded it."""
         if self._fast_reader is None:
             return make()
+        max_age = LISTING_TTL if max_age is None else max_age
         with self._lock:
             hit = self._recent.get(name)
-        if hit is not None and time.monotonic() - hit[0] < LISTING_TTL:
+        if hit is not None and time.monotonic() - hit[0] < max_age:
             return hit[1]
         value = make()
         with self._lock:
@@ -352,21 +373,22 @@ class Source:
                 yield tag, data
                 del data
 
-    def problems(self) -> dict[str, str]:
+    def problems(self, max_age: float | None = None) -> dict[str, str]:
         """``{run: reason}`` for event files the loader skipped or read only in part (local logdirs).
 
-        Checked again only when the event files change (their sizes and times: :meth:`_files`).
+        Checked again only when the event files change (their sizes and times: :meth:`_files`, looked
+        at when the last look is ``max_age`` seconds old).
         """
         if self._health is None:
             return {}
-        files = self._files()
+        files = self._files(max_age)
         with self._lock:
-            known = self._problems
+            known = self._problems[0] if self._problems else None
         if known is not None and known[0] == files:
             return dict(known[1])
         found = self._health.problems()
         with self._lock:
-            self._problems = (files, found)
+            self._problems[:] = [(files, found)]
         return dict(found)
 
     def is_downsampled(self, series: Series) -> bool:
@@ -389,7 +411,11 @@ class Source:
         for run, tags in wanted.items():
             for tag in tags:
                 by_tag.setdefault(tag, []).append(run)
-        filters = [tb_provider.RunTagFilter(runs=sorted(r), tags=[t]) for t, r in sorted(by_tag.items())]
+        filters = [
+            tb_provider.RunTagFilter(runs=chunk, tags=[t])
+            for t, runs in sorted(by_tag.items())
+            for chunk in _chunks(sorted(runs), RUNS_PER_REQUEST)
+        ]
         out: dict[tuple[str, str], Series] = {}
         if self._fast_reader is not None:
             try:
@@ -438,6 +464,12 @@ class _Listed:
         """Given the same over at least ``seconds`` with the files unchanged: the data server's reload
         cycles have taken in all the files hold, and will find nothing new until a file changes."""
         return self.files is not None and self.taken - self.since >= seconds
+
+
+def _chunks(items: list[str], size: int) -> list[list[str]]:
+    """``items`` in about equal chunks of at most ``size``."""
+    count = -(-len(items) // size)
+    return [items[i::count] for i in range(count)] if count > 1 else [items]
 
 
 def _joined(pieces: list[Series]) -> Series:
