@@ -79,6 +79,13 @@ def test_plan_keeps_order_and_size_and_a_run_with_the_runs_inside_it():
     assert sliced.plan({}, 10) == []
 
 
+def test_plan_puts_at_least_so_many_runs_in_a_slice():
+    sizes = {"a": 50, "b": 50, "b/x": 5, "c": 50, "d": 1, "e": 50}
+    assert sliced.plan(sizes, 12, min_runs=2) == [["a", "b", "b/x"], ["c", "d"], ["e"]]
+    assert sliced.plan(sizes, 60, min_runs=2) == [["a", "b", "b/x"], ["c", "d"], ["e"]]
+    assert sliced.plan(sizes, 10**9, min_runs=2) == [["a", "b", "b/x", "c", "d", "e"]]
+
+
 def test_kept_arrays_are_copied_into_a_few_blocks():
     from tb_aggregate_plugin.read.pool import ArrayPool
 
@@ -173,7 +180,7 @@ def test_sliced_and_whole_loads_give_the_same_listing_series_hparams_and_result(
 def test_runs_sharing_their_steps_share_one_array(tmp_path):
     for i, steps in enumerate([np.arange(0, 90, 3), np.arange(0, 90, 3), np.arange(0, 91, 3)]):
         write_run(str(tmp_path), f"seed_{i}", {"loss": (steps, noisy_curve(len(steps), i))}, writer="tbx")
-    with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=1) as parts:  # a slice per run
+    with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=1) as parts:  # slices of 2 runs
         got = _everything(Source(parts.provider))
     a, b, c = (got[(f"seed_{i}", "loss")].step for i in range(3))
     assert a is b and np.array_equal(a, np.arange(0, 90, 3))
@@ -276,12 +283,14 @@ def test_series_the_data_server_does_not_list_are_left_out(tmp_path):
     summary.value.add(tag="x", metadata=metadata.create_summary_metadata("", ""), tensor=tensor)
     writer.add_summary(_tbx_summary(summary), 0)
     writer.close()
-    write_run(str(tmp_path), "f32", {"x": (np.arange(5), noisy_curve(5, 0))}, writer="tbx")
+    for run in ("f32", "g32"):
+        write_run(str(tmp_path), run, {"x": (np.arange(5), noisy_curve(5, 0))}, writer="tbx")
     with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=1) as parts:
+        assert isinstance(parts.provider, snapshot.SnapshotProvider)  # two slices at least
         sliced_listing = Source(parts.provider).list_scalars()
     with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=None) as whole:
         whole_listing = Source(whole.provider).list_scalars()
-    assert sorted(sliced_listing) == sorted(whole_listing) == ["f32"]
+    assert sorted(sliced_listing) == sorted(whole_listing) == ["f32", "g32"]
 
 
 def test_broken_event_files_are_read_and_named_as_in_one_load(tmp_path):
