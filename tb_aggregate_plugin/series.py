@@ -25,7 +25,7 @@ class Series:
 
     step: np.ndarray  # int64
     wall: np.ndarray  # float64, seconds since the epoch
-    value: np.ndarray  # float64, may hold NaN/inf
+    value: np.ndarray  # float64 (float32 from a sliced load, where that is exact), may hold NaN/inf
 
     def __len__(self) -> int:
         return len(self.step)

@@ -104,3 +104,32 @@ def test_download_name_is_safe_and_stamped_in_utc():
     assert export.download_name("///", "csv", when) == "aggregate-tag-20240506T050809Z.csv"
     header = export.content_disposition('a"b', "csv")
     assert header.startswith('attachment; filename="aggregate-a_b-') and header.count('"') == 2
+
+
+def test_a_table_file_written_a_block_of_rows_at_a_time_holds_pandas_bytes(tmp_path, monkeypatch):
+    """CSV files are written a few rows at a time, never as one text of the whole table: the file's
+    bytes (and the .csv.gz's, unzipped) are still those pandas writes for the whole table."""
+    import gzip
+
+    from tb_aggregate_plugin.write import table_file
+
+    monkeypatch.setattr(export, "_CSV_ROWS", 7)  # several blocks, the last one short
+    rng = np.random.default_rng(5)
+    table = pd.DataFrame(
+        {
+            "tag": ["=loss"] * 30 + ["acc"] * 20,
+            "group": ["a"] * 50,
+            "step": np.arange(50),
+            "mean": rng.normal(size=50),
+        }
+    )
+    table.loc[4, "mean"] = np.nan
+    inert = table.assign(tag=[export.inert(t) for t in table["tag"]])
+    buffer = io.StringIO()
+    inert.to_csv(buffer, index=False, lineterminator="\r\n")
+    expected = buffer.getvalue().encode("utf-8")
+    columns = {name: table[name].to_numpy() for name in table.columns}
+    table_file.write_table(columns, str(tmp_path / "t.csv"), "csv")
+    table_file.write_table(columns, str(tmp_path / "t.csv.gz"), "csv.gz")
+    assert (tmp_path / "t.csv").read_bytes() == expected
+    assert gzip.decompress((tmp_path / "t.csv.gz").read_bytes()) == expected

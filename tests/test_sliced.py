@@ -79,6 +79,59 @@ def test_plan_keeps_order_and_size_and_a_run_with_the_runs_inside_it():
     assert sliced.plan({}, 10) == []
 
 
+def test_plan_puts_at_least_so_many_runs_in_a_slice():
+    sizes = {"a": 50, "b": 50, "b/x": 5, "c": 50, "d": 1, "e": 50}
+    assert sliced.plan(sizes, 12, min_runs=2) == [["a", "b", "b/x"], ["c", "d"], ["e"]]
+    assert sliced.plan(sizes, 60, min_runs=2) == [["a", "b", "b/x"], ["c", "d"], ["e"]]
+    assert sliced.plan(sizes, 10**9, min_runs=2) == [["a", "b", "b/x", "c", "d", "e"]]
+
+
+def test_kept_arrays_are_copied_into_a_few_blocks():
+    from tb_aggregate_plugin.read.pool import ArrayPool
+
+    pool = ArrayPool(block_bytes=1024)
+    arrays = [np.arange(10, dtype=np.int64), np.linspace(0, 1, 7, dtype=np.float32), np.arange(3.0)]
+    copies = [pool.copy(a) for a in arrays]
+    for original, copy in zip(arrays, copies):
+        assert copy.dtype == original.dtype and np.array_equal(copy, original)
+        assert not copy.flags.writeable and not np.shares_memory(copy, original)
+        assert copy.ctypes.data % 16 == 0
+    assert copies[0].base is copies[1].base is copies[2].base  # one block
+    big = pool.copy(np.arange(200, dtype=np.float64))  # over a quarter of a block: its own array
+    assert big.base is None and np.array_equal(big, np.arange(200))
+
+
+def test_wall_times_logged_in_one_event_are_held_once(tmp_path):
+    """A writer that logs a step's metrics in one event gives them one wall time: held once per run.
+    Tags logged one event each keep their own wall times. Every point is the raw record's."""
+    from tensorboardX import FileWriter
+    from tensorboardX.proto.summary_pb2 import Summary
+
+    writer = FileWriter(str(tmp_path / "together"))
+    for step in range(50):
+        values = [Summary.Value(tag=t, simple_value=float(step * k)) for k, t in enumerate(("a", "b", "c"))]
+        writer.add_summary(Summary(value=values), step, walltime=1.7e9 + 0.3 * step)
+    writer.close()
+    write_run(
+        str(tmp_path),
+        "apart",
+        {t: (np.arange(50), noisy_curve(50, k)) for k, t in enumerate("ab")},
+        writer="tbx",
+    )
+    write_run(str(tmp_path), "more", {"a": (np.arange(5), noisy_curve(5, 3))})  # two slices at least
+    with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=1) as parts:
+        assert isinstance(parts.provider, snapshot.SnapshotProvider)
+        got = _everything(Source(parts.provider))
+    assert got[("together", "a")].wall is got[("together", "b")].wall is got[("together", "c")].wall
+    assert got[("apart", "a")].wall is not got[("apart", "b")].wall
+    raw = read_logdir(str(tmp_path))
+    for (run, tag), series in got.items():
+        steps, walls, values = (np.array(column) for column in zip(*raw[run][tag]))
+        np.testing.assert_array_equal(series.step, steps)
+        np.testing.assert_array_equal(series.wall, walls)
+        np.testing.assert_array_equal(series.value, values.astype(np.float32))
+
+
 def test_sliced_load_holds_every_point_of_every_run(logdir):
     sizes = _sizes(logdir)
     slice_bytes = max(sizes.values()) + 1  # several slices, none empty
@@ -127,7 +180,7 @@ def test_sliced_and_whole_loads_give_the_same_listing_series_hparams_and_result(
 def test_runs_sharing_their_steps_share_one_array(tmp_path):
     for i, steps in enumerate([np.arange(0, 90, 3), np.arange(0, 90, 3), np.arange(0, 91, 3)]):
         write_run(str(tmp_path), f"seed_{i}", {"loss": (steps, noisy_curve(len(steps), i))}, writer="tbx")
-    with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=1) as parts:  # a slice per run
+    with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=1) as parts:  # slices of 2 runs
         got = _everything(Source(parts.provider))
     a, b, c = (got[(f"seed_{i}", "loss")].step for i in range(3))
     assert a is b and np.array_equal(a, np.arange(0, 90, 3))
@@ -205,9 +258,15 @@ def test_values_that_need_float64_keep_it(tmp_path):
     got = _everything(Source(held))
     np.testing.assert_array_equal(got[("f64", "x")].value, np.array(precise))
     np.testing.assert_array_equal(got[("f32", "x")].value, np.float32(narrow).astype(float))
-    assert all(s.value.dtype == np.float64 for s in got.values())
+    # Read as held, without a float64 copy of every value: the engine widens them as it stacks them.
+    assert got[("f64", "x")].value.dtype == np.float64 and got[("f32", "x")].value.dtype == np.float32
     kept = held._series
     assert kept[("f64", "x")].value.dtype == np.float64 and kept[("f32", "x")].value.dtype == np.float32
+    # Handed out as they are, so nobody may write into them.
+    for series in got.values():
+        for array in (series.step, series.wall, series.value):
+            with pytest.raises(ValueError, match="read-only"):
+                array[0] = 0
 
 
 def test_series_the_data_server_does_not_list_are_left_out(tmp_path):
@@ -224,12 +283,14 @@ def test_series_the_data_server_does_not_list_are_left_out(tmp_path):
     summary.value.add(tag="x", metadata=metadata.create_summary_metadata("", ""), tensor=tensor)
     writer.add_summary(_tbx_summary(summary), 0)
     writer.close()
-    write_run(str(tmp_path), "f32", {"x": (np.arange(5), noisy_curve(5, 0))}, writer="tbx")
+    for run in ("f32", "g32"):
+        write_run(str(tmp_path), run, {"x": (np.arange(5), noisy_curve(5, 0))}, writer="tbx")
     with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=1) as parts:
+        assert isinstance(parts.provider, snapshot.SnapshotProvider)  # two slices at least
         sliced_listing = Source(parts.provider).list_scalars()
     with loading.open_logdir(str(tmp_path), loader="rust", slice_bytes=None) as whole:
         whole_listing = Source(whole.provider).list_scalars()
-    assert sorted(sliced_listing) == sorted(whole_listing) == ["f32"]
+    assert sorted(sliced_listing) == sorted(whole_listing) == ["f32", "g32"]
 
 
 def test_broken_event_files_are_read_and_named_as_in_one_load(tmp_path):

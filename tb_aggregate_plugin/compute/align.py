@@ -53,13 +53,9 @@ class Aligned:
     method: str  # "exact" or "interpolate"
 
 
-def stack_shared(runs: list[Series], how: str) -> Aligned | None:
-    """The runs stacked as they are, when all hold the same strictly increasing steps (the usual case:
-    nothing repeated, nothing to sort or interpolate); else ``None``. Non-finite values become NaN.
-
-    The same result as :func:`resolve_repeats` then :func:`align` on the step axis, in a few calls
-    for all runs instead of several per run.
-    """
+def shared_steps(runs: list[Series]) -> np.ndarray | None:
+    """The step array every run holds, when all hold the same strictly increasing steps (the usual
+    case: nothing repeated, nothing to sort or interpolate); else ``None``."""
     first = runs[0].step
     if len(first) == 0 or any(len(s.step) != len(first) for s in runs):
         return None
@@ -68,10 +64,28 @@ def stack_shared(runs: list[Series], how: str) -> Aligned | None:
     # Loaders that share one step array between runs (a sliced load does) need no comparison.
     if not all(s.step is first for s in runs) and not (np.vstack([s.step for s in runs]) == first).all():
         return None
-    values = np.vstack([s.value for s in runs]).astype(np.float64, copy=False)  # a new array
+    return first
+
+
+def stack_shared(runs: list[Series], how: str) -> Aligned | None:
+    """The runs stacked as they are, when all hold the same strictly increasing steps (see
+    :func:`shared_steps`); else ``None``. Non-finite values become NaN.
+
+    The same result as :func:`resolve_repeats` then :func:`align` on the step axis, in a few calls
+    for all runs instead of several per run.
+    """
+    first = shared_steps(runs)
+    if first is None:
+        return None
+    # One new float64 array, whatever the runs' dtype (float32 values are widened as they are copied).
+    values = np.vstack([s.value for s in runs], dtype=np.float64)
     values[~np.isfinite(values)] = np.nan
-    method = "interpolate" if how == "interpolate" else "exact"
-    return Aligned(first.astype(np.float64), values, np.vstack([s.wall for s in runs]), method)
+    return Aligned(first.astype(np.float64), values, np.vstack([s.wall for s in runs]), stacked_method(how))
+
+
+def stacked_method(how: str) -> str:
+    """How runs on the same steps are said to be aligned: as asked, ``exact`` for ``auto``."""
+    return "interpolate" if how == "interpolate" else "exact"
 
 
 @dataclasses.dataclass

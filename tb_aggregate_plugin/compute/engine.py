@@ -16,7 +16,7 @@ import numpy as np
 from ..query import Query, SelectionError, spelled
 from ..series import Series
 from . import align as align_mod
-from . import grouping, stats
+from . import blocks, grouping, stats
 from . import result as result_mod
 from .result import Block, Result, UnknownTagError, api_spelling, one_run_groups
 
@@ -206,27 +206,34 @@ def _reduce_block(query, source, tag, group, group_runs, data, xdata, listing, n
     # when they were computed (every statistic of the unsmoothed curves; see run's drawn_only).
     series_ids = tuple((r, listing[r][tag], listing[r][x_tag] if x_tag is not None else None) for r in used)
     ident = (tag, series_ids, query.dup_steps, query.align, query.x)
-    prep = source.memo.get_or_make(
-        ("prepared", *ident), lambda: _prepare(query, source, tag, used, data, xdata), _nbytes
-    )
-    if not prep.used:  # no run has a point with a valid x
-        return None, None
-    # The smoothed curves themselves are not kept: a new array of every point for each weight (a
-    # slider asks for many), quick to make again, and memory that stays taken makes every later
-    # request touch fresh pages, which is slow. Their reductions and the runs' final values are small.
-    smoothed: list[np.ndarray] = []
-
-    def smooth_and_reduce():
-        values, finals = _smooth(prep, query)
-        smoothed.append(values)
-        return stats.reduce(
-            values, names, center=query.center, boot_reps=query.boot_reps, seed=query.seed
-        ), finals
-
     # The bootstrap's numbers depend on its center, resamples and seed too; the others do not.
     boot = (query.center, query.boot_reps, query.seed) if any(n.startswith("boot") for n in names) else ()
-    key = ("reduced", *ident, query.smoothing, tuple(names), *boot)
-    reduced, finals = source.memo.get_or_make(key, smooth_and_reduce, _nbytes)
+    smoothed: list[np.ndarray] = []
+    in_blocks = _in_blocks(query, tag, used, data, bool(boot) or keep_runs)
+    if in_blocks is not None:
+        key = ("reduced in blocks", *ident, tuple(names))
+        prep, reduced, finals = source.memo.get_or_make(
+            key, lambda: _reduce_in_blocks(query, source, used, in_blocks, names), _nbytes
+        )
+    else:
+        prep = source.memo.get_or_make(
+            ("prepared", *ident), lambda: _prepare(query, source, tag, used, data, xdata), _nbytes
+        )
+        if not prep.used:  # no run has a point with a valid x
+            return None, None
+        # The smoothed curves themselves are not kept: a new array of every point for each weight (a
+        # slider asks for many), quick to make again, and memory that stays taken makes every later
+        # request touch fresh pages, which is slow. Their reductions and the runs' final values are small.
+
+        def smooth_and_reduce():
+            values, finals = _smooth(prep, query)
+            smoothed.append(values)
+            return stats.reduce(
+                values, names, center=query.center, boot_reps=query.boot_reps, seed=query.seed
+            ), finals
+
+        key = ("reduced", *ident, query.smoothing, tuple(names), *boot)
+        reduced, finals = source.memo.get_or_make(key, smooth_and_reduce, _nbytes)
     grid = prep.aligned.grid
     lo, hi = stats.band_bounds(reduced, query.center, query.band)
     piece = {query.x: grid, **reduced, "center": reduced[query.center], "band_lo": lo, "band_hi": hi}
@@ -262,6 +269,30 @@ def _reduce_block(query, source, tag, group, group_runs, data, xdata, listing, n
     return block, piece
 
 
+def _in_blocks(query, tag, used, data, whole: bool) -> list[Series] | None:
+    """The group's series when they are reduced a block of steps at a time (see :mod:`.blocks`): many
+    points on shared steps, unsmoothed, on the step axis, and no statistic or output that needs the
+    whole matrix (``whole``: the bootstrap, the runs kept for the caller); else ``None``."""
+    if whole or query.x != "step" or query.smoothing != 0.0:
+        return None
+    raws = [data[(r, tag)] for r in used]
+    if not blocks.is_large(raws) or align_mod.shared_steps(raws) is None:
+        return None
+    return raws
+
+
+def _reduce_in_blocks(query, source, used, raws, names) -> tuple[_Prepared, dict, dict[str, float]]:
+    """What ``_prepare`` and the reduction give for runs on shared steps, a block of steps at a time:
+    the prepared part holds the grid and no matrix (it is never smoothed, see ``_in_blocks``)."""
+    done = blocks.reduce_shared(raws, names, center=query.center)
+    grid = raws[0].step.astype(np.float64)
+    empty = np.empty((0, 0))
+    aligned = align_mod.Aligned(grid, empty, empty, align_mod.stacked_method(query.align))
+    downsampled = [r for r, raw in zip(used, raws) if source.is_downsampled(raw)]
+    prep = _Prepared(used, dict(zip(used, done.nonfinite)), downsampled, None, aligned, done.wall_time)
+    return prep, done.reduced, dict(zip(used, done.finals))
+
+
 def _prepare(query, source, tag, used, data, xdata) -> _Prepared:
     if query.x_tag is not None:
         return _prepare_on_tag(query, source, tag, used, data, xdata)
@@ -270,7 +301,7 @@ def _prepare(query, source, tag, used, data, xdata) -> _Prepared:
     stacked = align_mod.stack_shared(raws, query.align) if query.x == "step" else None
     if stacked is not None:  # one grid for all: the rows are the runs
         nonfinite = dict(zip(used, np.isnan(stacked.values).sum(axis=1).tolist()))
-        wall_time = stats.nanmedian(stacked.walls)
+        wall_time = stats.nanmedian(stacked.walls, overwrite=True)  # the walls are not kept
         aligned = align_mod.Aligned(stacked.grid, stacked.values, np.empty((0, 0)), stacked.method)
         return _Prepared(used, nonfinite, downsampled, None, aligned, wall_time)
     resolved, nonfinite, downsampled = [], {}, []
@@ -282,7 +313,7 @@ def _prepare(query, source, tag, used, data, xdata) -> _Prepared:
             downsampled.append(r)
         resolved.append(series)
     aligned = align_mod.align(resolved, query.align, query.x)
-    wall_time = stats.nanmedian(aligned.walls) if query.x == "step" else None
+    wall_time = stats.nanmedian(aligned.walls, overwrite=True) if query.x == "step" else None
     # Every run on the whole grid (the union of steps is as long as each run): the runs share their
     # steps, each row is its run, and smoothing the rows is smoothing the runs.
     shared = query.x == "step" and all(len(s.step) == len(aligned.grid) for s in resolved)
@@ -345,9 +376,13 @@ def _last_finite(values: np.ndarray, runs: list[str]) -> dict[str, float]:
 
 
 def _nbytes(value) -> int:
-    """Size of a memoised result: a _Prepared, or a (reductions, finals) pair."""
+    """Size of a memoised result: a _Prepared, a (reductions, finals) pair, or a (_Prepared,
+    reductions, finals) triple of a reduction in blocks."""
     if isinstance(value, _Prepared):
         return value.nbytes
+    if len(value) == 3:  # reduced in blocks: (prepared, reductions, finals)
+        prep, reduced, finals = value
+        return prep.nbytes + prep.wall_time.nbytes + _nbytes((reduced, finals))
     reduced, finals = value
     return sum(v.nbytes for v in reduced.values()) + 64 * len(finals)
 

@@ -125,7 +125,13 @@ def needed_for(reductions: tuple[str, ...], center: str, band: str) -> list[str]
 
 
 def reduce(
-    values: np.ndarray, names: list[str], *, center: str = "mean", boot_reps: int = 2000, seed: int = 0
+    values: np.ndarray,
+    names: list[str],
+    *,
+    center: str = "mean",
+    boot_reps: int = 2000,
+    seed: int = 0,
+    width: int | None = None,
 ) -> dict[str, np.ndarray]:
     """Statistics over runs (axis 0) at each point of ``values`` (runs x points), NaN left out.
 
@@ -134,6 +140,11 @@ def reduce(
     mean; ``boot95_lo/hi`` the 95% percentile-bootstrap CI of ``center`` (``boot_reps`` resamples
     drawn from ``seed``; NaN for n < 2). Only what ``names`` needs is computed (no variance for
     ``mean``, no sort without a median or quantile).
+
+    ``width``: when ``values`` is a block of at least two columns of a wider array, that array's
+    number of columns. Every statistic but the bootstrap's is then the same, bit for bit, as the
+    whole array's at those columns (sums over runs go in run order either way; the sums of squares
+    are made as many runs at a time as for the whole array).
     """
     with np.errstate(all="ignore"):
         sums = values.sum(axis=0)  # also the mean's sums
@@ -160,7 +171,8 @@ def reduce(
                 else:  # values.mean(axis=0) divides the same sums the same way
                     done[name] = sums / len(values)
             elif name == "var":  # np.nanvar(ddof=1)'s arithmetic, a few runs at a time
-                var = _sum_of_squares(values, moment("mean"), has_nan) / np.maximum(n - 1, 1)
+                squares = _sum_of_squares(values, moment("mean"), has_nan, width or values.shape[1])
+                var = squares / np.maximum(n - 1, 1)
                 var[n < 2] = np.nan
                 done[name] = var
             elif name == "std":
@@ -211,12 +223,14 @@ def reduce(
     return out
 
 
-def _sum_of_squares(values: np.ndarray, mean: np.ndarray, skip_nan: bool) -> np.ndarray:
+def _sum_of_squares(values: np.ndarray, mean: np.ndarray, skip_nan: bool, width: int) -> np.ndarray:
     """``((values - mean) ** 2).sum(axis=0)``, NaN values counted as no deviation when ``skip_nan``
     (as np.nanvar does), a few runs at a time: the squares of every value at once would be a new
-    array as large as ``values`` (two reducing threads, two of them), and fresh memory is slow."""
+    array as large as ``values`` (two reducing threads, two of them), and fresh memory is slow.
+    How many runs at a time is set by ``width``, the columns of the whole array ``values`` is part
+    of: the partial sums, and so the last bits, do not depend on how the columns are cut."""
     out = np.zeros(values.shape[1])
-    step = max(1, _CHUNK_VALUES // max(values.shape[1], 1))
+    step = max(1, _CHUNK_VALUES // max(width, 1))
     for start in range(0, len(values), step):
         rows = values[start : start + step]
         part = rows - mean
@@ -259,9 +273,14 @@ def ordered_quantile(ordered: np.ndarray, present: np.ndarray, level: float) -> 
     return result
 
 
-def nanmedian(values: np.ndarray) -> np.ndarray:
-    """Median over runs (axis 0) at each point, NaN left out (NaN where a point has no value)."""
-    return ordered_quantile(*sorted_runs(values), 0.5)
+def nanmedian(values: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
+    """Median over runs (axis 0) at each point, NaN left out (NaN where a point has no value).
+    ``overwrite``: sort ``values`` itself rather than a copy (its contents are then lost)."""
+    if not overwrite:
+        return ordered_quantile(*sorted_runs(values), 0.5)
+    present = np.count_nonzero(~np.isnan(values), axis=0)
+    values.sort(axis=0)  # NaN last, as np.sort
+    return ordered_quantile(values, present, 0.5)
 
 
 def band_bounds(stats: dict[str, np.ndarray], center: str, band: str) -> tuple[np.ndarray, np.ndarray]:

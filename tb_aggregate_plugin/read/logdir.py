@@ -15,11 +15,9 @@ says so). What keeps it from being read is one line (:class:`LogdirError`), neve
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
 import re
-import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -28,7 +26,8 @@ from typing import TYPE_CHECKING
 # Only the standard library at import, the rest when first used: the command line starts TensorBoard's
 # data server before numpy and TensorBoard's modules are imported, which then load while it does.
 from ..query import check_repeats_kept, one_of, ref
-from . import sliced
+from . import server_process, sliced
+from .server_process import DataServerFailed
 from .walk import EventFiles, event_files
 
 if TYPE_CHECKING:
@@ -387,9 +386,10 @@ def _load_with_data_server(
 ) -> LoadedLogdir:
     if slice_bytes:
         runs = (files if files is not None else event_files(logdir)).runs
-        slices = sliced.plan({run: sum(paths.values()) for run, paths in runs.items()}, slice_bytes)
+        sizes = {run: sum(paths.values()) for run, paths in runs.items()}
+        slices = sliced.plan(sizes, slice_bytes, sliced.SLICE_RUNS)
         if len(slices) > 1:
-            return LoadedLogdir(sliced.load(runs, slices, DataServer, tasks()), "rust")
+            return LoadedLogdir(sliced.load(runs, slices, meanwhile=tasks()), "rust")
     server = DataServer(logdir if scheme_of(logdir) else os.path.abspath(logdir))
     try:
         for task in tasks():
@@ -416,10 +416,6 @@ def _open_with_multiplexer(logdir: str) -> LoadedLogdir:
     return LoadedLogdir(data_provider.MultiplexerDataProvider(multiplexer, logdir), "python")
 
 
-class DataServerFailed(RuntimeError):
-    """TensorBoard's data server started but could not load the logdir (the reason is its own)."""
-
-
 class DataServer:
     """TensorBoard's Rust data server, started on ``logdir`` to load it once; :meth:`wait` for it.
 
@@ -429,23 +425,9 @@ class DataServer:
     """
 
     def __init__(self, logdir: str):
-        binary = _server_binary()
         self._tmp = tempfile.TemporaryDirectory(prefix="tb_aggregate_")
-        self._port_file = os.path.join(self._tmp.name, "port")
-        self._error_file = os.path.join(self._tmp.name, "error")
-        args = [
-            binary,
-            f"--logdir={logdir}",  # a folder (absolute) or gs://BUCKET/PREFIX
-            f"--error-file={self._error_file}",  # why it cannot start, e.g. a logdir it cannot read
-            "--reload=once",
-            "--samples-per-plugin=scalars=all,hparams=all",  # every point of these two plugins
-            "--port=0",
-            f"--port-file={self._port_file}",
-            "--die-after-stdin",
-            "--verbose",  # its log says when the load cycle is finished
-        ]
         try:
-            self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self._proc = server_process.start(logdir, self._tmp.name, text=True)
         except BaseException:
             self._tmp.cleanup()
             raise
@@ -463,7 +445,7 @@ class DataServer:
                     self._done.set()
                 elif not self._done.is_set() and " panicked at " in line:
                     # Its loading thread died (e.g. no credentials for gs://): it would never finish.
-                    self._failure = _panic_message(line)
+                    self._failure = server_process.panic_message(line)
                     self._done.set()
         self._done.set()
 
@@ -476,8 +458,7 @@ class DataServer:
                 raise TimeoutError("data server did not finish loading")
             if not self._loaded:
                 raise DataServerFailed(self._failure or self._exit_reason())
-            with open(self._port_file) as f:
-                port = int(f.read())
+            port = server_process.port(self._tmp.name)
             self._channel, stub = grpc_fast.connect(port)
         except BaseException:
             self.close()
@@ -491,13 +472,7 @@ class DataServer:
         return LoadedLogdir(loader="rust", closer=self.close, make_provider=make_provider, stub=stub)
 
     def _exit_reason(self) -> str:
-        status = self._proc.wait()
-        try:
-            with open(self._error_file, encoding="utf-8", errors="replace") as f:
-                said = " ".join(f.read().split())
-        except OSError:
-            said = ""
-        return said or f"exited with status {status}"
+        return server_process.exit_reason(self._proc, self._tmp.name)
 
     def close(self, wait: bool = True) -> None:
         """Stop the server (again: nothing more). ``wait=False`` returns at once; a later
@@ -516,31 +491,3 @@ class DataServer:
                 self._proc.wait()
             finally:
                 killer.cancel()
-
-
-def _panic_message(line: str) -> str:
-    """The message of a Rust panic line (``thread 'X' panicked at 'message', file:line``), shortened
-    to its first clause: its details are a chain of nested error values."""
-    found = re.search(r"panicked at '(.*)', \S+:\d+", line)
-    message = found.group(1) if found else line.strip()
-    return message.split("(", 1)[0].strip()[:300]
-
-
-@functools.cache
-def _server_binary() -> str:
-    """The data server's executable, found as TensorBoard finds it (its environment variable, then
-    the ``tensorboard_data_server`` package). TensorBoard's own lookup lives in a module that imports
-    its gRPC client and TensorFlow stand-in first (0.15 s), before the server could start loading."""
-    path = os.environ.get("TENSORBOARD_DATA_SERVER_BINARY")
-    if not path:
-        try:
-            import tensorboard_data_server
-        except ImportError:
-            path = None
-        else:
-            path = tensorboard_data_server.server_binary()
-    if not path or not os.path.isfile(path):
-        from tensorboard.data import server_ingester  # its lookup, and its error saying why
-
-        return server_ingester.get_server_binary().path
-    return path

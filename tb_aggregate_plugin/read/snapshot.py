@@ -14,6 +14,7 @@ from tensorboard.data import provider as tb_provider
 
 from ..series import HPARAMS, SCALARS, Series
 from . import grpc_fast
+from .pool import ArrayPool
 from .source import Source
 
 
@@ -29,16 +30,26 @@ class SnapshotProvider(tb_provider.DataProvider):
         self._hparams: dict[str, dict[str, tb_provider.TensorTimeSeries]] = {}
         self._series: dict[tuple[str, str], Series] = {}
         self._steps: dict[str, np.ndarray] = {}  # tag -> the last step array kept, shared when equal
+        self._pool = ArrayPool()  # where the arrays kept are, apart from the short-lived ones
 
-    def take(self, provider: tb_provider.DataProvider | None, experiment_id: str = "", *, stub=None) -> None:
+    def take(
+        self,
+        provider: tb_provider.DataProvider | None,
+        experiment_id: str = "",
+        *,
+        stub=None,
+        runs: Mapping[str, str] | None = None,
+    ) -> None:
         """Copy every scalar point and the hparams listing of ``provider``'s experiment, or of the
-        data server whose gRPC ``stub`` is given (then ``provider`` is not used)."""
+        data server whose gRPC ``stub`` is given (then ``provider`` is not used). With a ``stub``,
+        ``runs`` (``{the server's name of a run: the name to keep it under}``) reads only those runs."""
         ctx = tb_context.RequestContext()
 
         def hparams() -> dict:
             try:
                 if stub is not None:
-                    return grpc_fast.tensor_listing(stub, experiment_id, HPARAMS)
+                    listing = grpc_fast.tensor_listing(stub, experiment_id, HPARAMS)
+                    return listing if runs is None else {runs[r]: t for r, t in listing.items() if r in runs}
                 return provider.list_tensors(ctx, experiment_id=experiment_id, plugin_name=HPARAMS)
             except Exception:  # a provider without hparams: as Source.hparams treats it
                 return {}
@@ -49,10 +60,13 @@ class SnapshotProvider(tb_provider.DataProvider):
             tensors = pool.submit(hparams)
             reader = grpc_fast.scalar_reader(stub) if stub is not None else grpc_fast.array_reader(provider)
             if reader is not None:
-                series = reader(experiment_id, None)
+                wanted = None if runs is None else tb_provider.RunTagFilter(runs=sorted(runs))
+                series = reader(experiment_id, wanted)
                 listing: dict[str, dict[str, tb_provider.ScalarTimeSeries]] = {}
-                # Unfiltered, it also answers series it does not list (no valid point): left out.
+                # Unfiltered by tag, it also answers series it does not list (no valid point): left out.
                 series = {key: s for key, s in series.items() if len(s)}
+                if runs is not None:
+                    series = {(runs[run], tag): s for (run, tag), s in series.items() if run in runs}
                 for (run, tag), s in series.items():
                     listing.setdefault(run, {})[tag] = _listed(s)
             else:
@@ -63,13 +77,28 @@ class SnapshotProvider(tb_provider.DataProvider):
                 series = source.read({run: list(tags) for run, tags in listing.items()})
             self._hparams.update(tensors.result())
         self._scalars.update(listing)
+        # Kept in the pool's blocks, read-only: read_scalar_arrays hands them out as they are. Equal
+        # arrays are kept once: the steps of a tag that runs share, and the wall times of a run's tags
+        # logged in the same events (a writer that logs its metrics together: 8 of 12 bytes a point).
+        walls: dict[tuple, list[np.ndarray]] = {}  # (run, length, first, last) -> wall arrays kept
         for (run, tag), s in series.items():
             step = self._steps.get(tag)
             if step is None or not np.array_equal(step, s.step):
-                step = self._steps[tag] = s.step
+                step = self._steps[tag] = self._pool.copy(s.step)
             narrow = s.value.astype(np.float32)  # how most writers store a scalar
             value = narrow if np.array_equal(narrow, s.value, equal_nan=True) else s.value
-            self._series[(run, tag)] = Series(step, s.wall, value)
+            wall = self._kept_once(walls, run, s.wall)
+            self._series[(run, tag)] = Series(step, wall, self._pool.copy(value))
+
+    def _kept_once(self, kept: dict[tuple, list[np.ndarray]], run: str, wall: np.ndarray) -> np.ndarray:
+        """The wall times of one of ``run``'s series: an equal array already in ``kept``, else a copy."""
+        key = (run, len(wall), float(wall[0]), float(wall[-1])) if len(wall) else (run, 0)
+        for candidate in kept.get(key, ()):
+            if np.array_equal(candidate, wall):
+                return candidate
+        copy = self._pool.copy(wall)
+        kept.setdefault(key, []).append(copy)
+        return copy
 
     # -- the DataProvider interface ----------------------------------------------------------------
 
@@ -83,14 +112,11 @@ class SnapshotProvider(tb_provider.DataProvider):
         return _filtered(self._hparams, run_tag_filter) if plugin_name == HPARAMS else {}
 
     def read_scalar_arrays(self, experiment_id: str, run_tag_filter) -> dict[tuple[str, str], Series]:
-        """``{(run, tag): Series}`` of every point of the filtered scalar series."""
+        """``{(run, tag): Series}`` of every point of the filtered scalar series: the arrays held,
+        read-only, values as float32 where that is exact (no copy: the engine widens them to float64
+        as it stacks them, a block at a time for large groups)."""
         wanted = _filtered(self._scalars, run_tag_filter)
-        out = {}
-        for run, tags in wanted.items():
-            for tag in tags:
-                s = self._series[(run, tag)]
-                out[(run, tag)] = Series(s.step, s.wall, s.value.astype(np.float64, copy=False))
-        return out
+        return {(run, tag): self._series[(run, tag)] for run, tags in wanted.items() for tag in tags}
 
     def read_scalars(self, ctx=None, *, experiment_id, plugin_name, downsample=None, run_tag_filter=None):
         out: dict[str, dict[str, list[tb_provider.ScalarDatum]]] = {}

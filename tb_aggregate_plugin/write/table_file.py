@@ -104,12 +104,13 @@ def write_table(
         raise OSError(f"{len(table)} rows do not fit in an .xlsx sheet ({XLSX_MAX_ROWS}); use .parquet")
     with atomic_file(path, force=force) as handle:
         # The slow part runs with the temporary file already open, so it is what an interruption finds.
+        # CSV a block of rows at a time: the text of a whole large table is never held.
         if fmt == "csv":
-            handle.write(table_text.to_csv(table))
+            handle.writelines(table_text.csv_blocks(table))
         elif fmt == "csv.gz":
             # mtime=0: the same table gives the same bytes.
             with gzip.GzipFile(fileobj=handle, mode="wb", mtime=0) as zipped:
-                zipped.write(table_text.to_csv(table))
+                zipped.writelines(table_text.csv_blocks(table))
         elif fmt == "json":
             handle.write(table_text.to_json(table, meta))
         elif fmt == "xlsx":

@@ -7,7 +7,7 @@ import datetime
 import io
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,6 +44,12 @@ def to_csv(table: pd.DataFrame | Mapping[str, np.ndarray]) -> bytes:
     The bytes are those of pandas' ``to_csv`` (tested), made column by column: 25,000 rows in
     0.07 s instead of 0.2 s.
     """
+    return b"".join(csv_blocks(table))
+
+
+def csv_blocks(table: pd.DataFrame | Mapping[str, np.ndarray]) -> Iterator[bytes]:
+    """:func:`to_csv`'s bytes, the header and then ``_CSV_ROWS`` rows at a time: a file written block
+    by block never holds the text of the whole table (hundreds of MB for millions of rows)."""
     if isinstance(table, Mapping):
         columns = {name: np.asarray(values) for name, values in table.items()}
     else:
@@ -54,8 +60,7 @@ def to_csv(table: pd.DataFrame | Mapping[str, np.ndarray]) -> bytes:
         for name, values in columns.items()
         if name in NAME_COLUMNS
     }
-    out = io.StringIO()
-    out.write(",".join(_csv_field(str(name)) for name in columns) + "\r\n")
+    yield (",".join(_csv_field(str(name)) for name in columns) + "\r\n").encode("utf-8")
     rows = len(next(iter(columns.values()), ()))
     for start in range(0, rows, _CSV_ROWS):  # in blocks: the texts of every cell at once would be big
         cells = []
@@ -65,8 +70,7 @@ def to_csv(table: pd.DataFrame | Mapping[str, np.ndarray]) -> bytes:
                 cells.append([quoted[name][value] for value in block.tolist()])
             else:
                 cells.append(_csv_texts(block))
-        out.write("\r\n".join(map(",".join, zip(*cells))) + "\r\n")
-    return out.getvalue().encode("utf-8")
+        yield ("\r\n".join(map(",".join, zip(*cells))) + "\r\n").encode("utf-8")
 
 
 def _csv_field(text: str) -> str:
