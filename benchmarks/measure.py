@@ -26,6 +26,11 @@ class Measured:
     returncode: int
     stdout: str
     stderr: str
+    # CPU and page faults of the command and of the children it waited for (its data servers), as
+    # the kernel counts them: unlike wall time, hardly moved by other work on the machine.
+    user: float = 0.0  # seconds
+    sys: float = 0.0  # seconds
+    minor_faults: int = 0
 
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -173,7 +178,15 @@ def run(
     proc.returncode = os.waitstatus_to_exitcode(status)
     single = max(sampler.peak_single, usage.ru_maxrss * 1024)
     return Measured(
-        wall, max(sampler.peak_sum, single), single, proc.returncode, out["stdout"], out["stderr"]
+        wall,
+        max(sampler.peak_sum, single),
+        single,
+        proc.returncode,
+        out["stdout"],
+        out["stderr"],
+        usage.ru_utime,
+        usage.ru_stime,
+        usage.ru_minflt,
     )
 
 

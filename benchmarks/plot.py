@@ -94,3 +94,67 @@ def plot(results: dict, path: str) -> str:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def plot_scale(results: dict, path: str) -> str:
+    """The PNG of ``scale.py``: wall time and peak memory against points, each checkout and tb-reducer,
+    with what linear time and the memory goal (300 MB + 12 bytes per point) look like."""
+    rows = results["sizes"]
+    points = np.array([r["points"] for r in rows], dtype=float)
+    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(11, 4.4))
+    styles = {
+        "after": dict(color="tab:blue", linestyle="-"),
+        "before": dict(color="tab:gray", linestyle="--"),
+    }
+    for name in results["codes"]:
+        style = styles.get(name, dict(color="tab:green", linestyle="-."))
+        walls = [r["ours"][name]["wall"] for r in rows]
+        peaks = [r["ours"][name]["peak_tree_rss"] / 1e6 for r in rows]
+        label = f"tb-aggregate ({name})"
+        ax_t.plot(points, walls, marker="o", label=label, **style)
+        ax_m.plot(points, peaks, marker="o", label=label, **style)
+    peer = [r for r in rows if "peer" in r]
+    if peer:
+        x = [r["points"] for r in peer]
+        ax_t.plot(x, [r["peer"]["wall"] for r in peer], marker="s", color="tab:red", label="tb-reducer")
+        ax_m.plot(
+            x,
+            [r["peer"]["peak_tree_rss"] / 1e6 for r in peer],
+            marker="s",
+            color="tab:red",
+            label="tb-reducer",
+        )
+        for r in peer:
+            if isinstance(r.get("max_abs_difference"), str):  # it kept a sample of the steps
+                ax_t.annotate(
+                    "tb-reducer kept\n10,000 steps per\nseries only",
+                    (r["points"], r["peer"]["wall"]),
+                    textcoords="offset points",
+                    xytext=(8, -30),
+                    fontsize=7,
+                    color="tab:red",
+                )
+    if "after" in results["codes"]:
+        first = rows[0]["ours"]["after"]["wall"]
+        ax_t.plot(
+            points, first * points / points[0], color="black", linestyle=":", label="linear from the first"
+        )
+    ax_m.plot(
+        points, (300e6 + 12 * points) / 1e6, color="black", linestyle=":", label="300 MB + 12 bytes per point"
+    )
+    for ax, title, unit in (
+        (ax_t, "logdir -> CSV, wall time (median)", "seconds"),
+        (ax_m, "peak memory of the process tree", "MB"),
+    ):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("scalar points (200 runs x 5 tags)")
+        ax.set_ylabel(unit)
+        ax.set_title(title, fontsize=11)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
