@@ -58,9 +58,9 @@ COMPARE_TABLES = ("pairs", "groups")
 # Answers kept, by request and the data's version (Source.version), in bytes of their bodies: an open
 # tab asks the same again at every poll and on every scroll back, and gets it back without work.
 ANSWER_BYTES = 64 * 2**20
-# How old a listing may be for a request that draws what the tab listed (a chart, the summary, the
-# Compare table): the tab asks /runs at every refresh and poll (30 s), and draws from that listing.
-DRAW_LISTING_AGE = 60.0
+# How old a listing may be for a request that draws (a chart, the summary, the Compare table): as for
+# any other (a client that asks only for charts must see new data), unless it is settled (see Source).
+DRAW_LISTING_AGE = LISTING_TTL
 PLOTLY = "plotly.min.js"
 PLOTLY_CACHE_SECONDS = 86400
 DOWNSAMPLED_WARNING = f"some series {DOWNSAMPLED}; {FULL_RESOLUTION} for full resolution"

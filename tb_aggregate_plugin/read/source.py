@@ -166,8 +166,7 @@ class Source:
         new one. The view shares the cache and the memo; every listing it gives, and its
         :attr:`version`, is that one.
 
-        The tab draws charts from the listing its last refresh asked ``/runs`` for (at least every
-        30 s): a chart requested later, as it scrolls into view, uses it rather than list again."""
+        The problems with the event files are looked at again only when the last look is as old."""
         # The event files are checked (the first time: 0.3 s for 2,000 runs) while the data server lists.
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             problems = pool.submit(self.problems, max_age)
