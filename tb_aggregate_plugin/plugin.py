@@ -58,9 +58,6 @@ COMPARE_TABLES = ("pairs", "groups")
 # Answers kept, by request and the data's version (Source.version), in bytes of their bodies: an open
 # tab asks the same again at every poll and on every scroll back, and gets it back without work.
 ANSWER_BYTES = 64 * 2**20
-# How old a listing may be for a request that draws (a chart, the summary, the Compare table): as for
-# any other (a client that asks only for charts must see new data), unless it is settled (see Source).
-DRAW_LISTING_AGE = LISTING_TTL
 PLOTLY = "plotly.min.js"
 PLOTLY_CACHE_SECONDS = 86400
 DOWNSAMPLED_WARNING = f"some series {DOWNSAMPLED}; {FULL_RESOLUTION} for full resolution"
@@ -259,7 +256,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
             )
             return _json_answer(payload)
 
-        return self._answer(request, DRAW_LISTING_AGE, answer)
+        return self._answer(request, LISTING_TTL, answer, held=True)
 
     @_route
     def _export_route(self, request):
@@ -290,7 +287,7 @@ class AggregatePlugin(base_plugin.TBPlugin):
                 return _json_answer(body)
             return _Answer(body, content_type, headers)
 
-        return self._answer(request, DRAW_LISTING_AGE, answer)
+        return self._answer(request, LISTING_TTL, answer, held=True)
 
     @_route
     def _summary_route(self, request):
@@ -301,14 +298,19 @@ class AggregatePlugin(base_plugin.TBPlugin):
             body = self.summary_impl(ctx, experiment, query, fmt=fmt, source=source)
             return _json_answer(body) if fmt == "json" else _Answer(body, MARKUP_TYPE)
 
-        return self._answer(request, DRAW_LISTING_AGE, answer)
+        return self._answer(request, LISTING_TTL, answer, held=True)
 
-    def _answer(self, request, max_age: float, make: Callable[..., _Answer]):
+    def _answer(self, request, max_age: float, make: Callable[..., _Answer], held: bool = False):
         """The answer ``make(ctx, experiment, source)`` gives, or the one it gave to the same request
         while the data were as they are (``Source.version``): an idle tab's polls and a chart scrolled
-        back into view cost no work. ``source`` holds one listing, at most ``max_age`` s old."""
+        back into view cost no work. ``source`` holds one listing, at most ``max_age`` s old.
+
+        ``held`` (a chart, the summary, the Compare table): the listing at hand while no event file
+        changed since it was taken, a new one asked for meanwhile (``Source.fixed``). A chart then never
+        waits for a listing of the whole logdir (0.3-0.5 s at 40M points); ``/runs``, which the tab
+        polls, and downloads always take one at most a second old."""
         ctx, experiment = _context(request)
-        source = self._source(ctx, experiment).fixed(max_age)
+        source = self._source(ctx, experiment).fixed(max_age, held=held)
         key = (experiment, request.path, tuple(sorted(request.args.items(multi=True))), source.version)
         answer = self._answers.get(key)
         if answer is None:

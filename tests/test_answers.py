@@ -8,6 +8,7 @@ is the provider's listings and the engine's runs (the real ones, counted on thei
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 
 import numpy as np
@@ -35,10 +36,11 @@ def _write(root, steps: range, *, writers=None) -> dict:
 
 
 class Counting:
-    """A real provider whose scalar listings are counted (through either way of listing)."""
+    """A real provider whose scalar listings are counted (through either way of listing), with the
+    names of the threads that asked for them."""
 
     def __init__(self, inner):
-        self._inner, self.listings = inner, 0
+        self._inner, self.listings, self.threads = inner, 0, []
         stub = getattr(inner, "_stub", None)
         if stub is not None:  # the data server's gRPC stub, which the fast path calls directly
             counter = self
@@ -46,6 +48,7 @@ class Counting:
             class Stub:
                 def ListScalars(self, *args, **kwargs):  # noqa: N802 (the stub's name)
                     counter.listings += 1
+                    counter.threads.append(threading.current_thread().name)
                     return stub.ListScalars(*args, **kwargs)
 
                 def __getattr__(self, name):
@@ -130,6 +133,62 @@ def test_a_settled_listing_is_reused_until_a_file_changes(tmp_path, monkeypatch)
         assert provider.listings == 4
         # This data server loaded once: the same data, the same version, whatever the files say.
         assert source.version == version
+
+
+def test_a_chart_takes_the_listing_at_hand_and_looks_for_news_in_the_background(tmp_path, monkeypatch):
+    """A request that draws (``held``) waits for nothing once there is a listing: the look at the event
+    files and a new listing (when a file changed, or when the listing is HELD_REFRESH_AFTER old and not
+    settled) are done in the background for the next request. Without ``held`` it waits for them."""
+    monkeypatch.setattr(source_mod, "LISTING_TTL", 0.2)
+    monkeypatch.setattr(source_mod, "HELD_REFRESH_AFTER", 0.5)
+    walks = []
+    real_fingerprint = source_mod.fingerprint
+
+    def fingerprint(logdir):
+        walks.append(threading.current_thread().name == "tb-aggregate-check")  # in the background?
+        return real_fingerprint(logdir)
+
+    monkeypatch.setattr(source_mod, "fingerprint", fingerprint)
+    writers = _write(tmp_path, range(5))
+    with open_logdir(str(tmp_path), loader="rust") as loaded:
+        provider = Counting(loaded.provider)
+        source = Source(provider, logdir=str(tmp_path), settle_seconds=60)  # never settled here
+        main, background = threading.current_thread().name, "tb-aggregate-check"
+
+        def background_done():
+            deadline = time.monotonic() + 10
+            while source._checking.locked():
+                assert time.monotonic() < deadline, "the background look did not end"
+                time.sleep(0.01)
+
+        first = source.fixed(held=True)  # nothing at hand yet: it waits
+        assert provider.threads == [main] and walks == [False]
+
+        time.sleep(0.3)  # the look at the files is old, the listing is not due
+        held = source.fixed(held=True)
+        assert held.version == first.version and held.list_scalars() == first.list_scalars()
+        assert provider.threads == [main] and walks.count(False) == 1  # nothing waited for
+        background_done()
+        assert walks == [False, True] and provider.listings == 1
+
+        time.sleep(0.6)  # the listing is due: asked for in the background
+        assert source.fixed(held=True).version == first.version
+        background_done()
+        assert provider.threads == [main, background]
+
+        time.sleep(0.3)
+        source.fixed()  # the tab's poll of the runs: it waits for a new look and a new listing
+        assert provider.threads[-1] == main and walks[-1] is False and provider.listings == 3
+
+        _write(tmp_path, range(5, 6), writers=writers)  # a file grows
+        time.sleep(0.3)
+        count = provider.listings
+        source.fixed(held=True)  # answered at once; the look finds the change and lists
+        assert provider.listings == count
+        background_done()
+        assert provider.listings == count + 1 and provider.threads[-1] == background
+        series = source.fixed(held=True).read({"g/seed_1": ["loss"]})[("g/seed_1", "loss")]
+        np.testing.assert_array_equal(series.value, np.arange(5) * 2.0)  # this server loaded once
 
 
 def test_a_view_holds_one_listing(tmp_path):
