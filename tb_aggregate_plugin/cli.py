@@ -337,9 +337,15 @@ def entry_point() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status."""
-    previous = _trap_termination()
+    previous, received = _trap_termination()
+
+    def stop_if_terminated() -> None:  # before an output is put in place, whatever swallowed the signal
+        if received:
+            raise _Interrupted(received[0])
+
     try:
-        return _main(argv)
+        with table_file.guarded(stop_if_terminated):
+            return _main(argv)
     except UsageError as exc:
         _say(f"{PROG}: error: {exc}")
         return EXIT_USAGE
@@ -360,19 +366,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signum, handler)
 
 
-def _trap_termination() -> dict:
-    # SIGTERM/SIGHUP unwind like Ctrl-C, so temporary files and the data server are cleaned up.
+def _trap_termination() -> tuple[dict, list[int]]:
+    """SIGTERM/SIGHUP unwind like Ctrl-C, so temporary files and the data server are cleaned up.
+    Returns the handlers replaced and the list of the signals received (kept, in case what the
+    handler raised is swallowed on its way)."""
+    received: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        return {}
+        return {}, received
     previous = {}
 
     def raise_interrupted(signum, frame):
+        received.append(signum)
         raise _Interrupted(signum)
 
     for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if signum is not None:
             previous[signum] = signal.signal(signum, raise_interrupted)
-    return previous
+    return previous, received
 
 
 def _main(argv: Sequence[str] | None) -> int:

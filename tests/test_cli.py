@@ -24,6 +24,7 @@ from scipy import stats as sps
 from writers import noisy_curve, write_run
 
 import tb_aggregate_plugin as tba
+from tb_aggregate_plugin import cli as cli_module
 
 STEPS = np.arange(0, 100, 2)  # 50 points per run
 BASE_WALL = 1_700_000_000.0
@@ -483,9 +484,35 @@ def test_terminated_mid_write_leaves_nothing(big_logdir, tmp_path, fmt):
     out = tmp_path / ("big.xlsx" if fmt == "xlsx" else "big")
     args = [big_logdir, "--align", "interpolate", "-o", out] + (["--format", "tb"] if fmt == "tb" else [])
     status, err = _start_and_signal(args, tmp_path, signal.SIGTERM)
-    assert status == 128 + signal.SIGTERM
+    assert status == 128 + signal.SIGTERM, err
     assert err.endswith("tb-aggregate: terminated; nothing written\n")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_termination_swallowed_mid_write_still_leaves_nothing(big_logdir, tmp_path, monkeypatch, capsys):
+    """What the signal handler raises can be swallowed on its way (Python ignores an exception raised
+    while it runs an object's finaliser): the output is still not put in place."""
+    from tb_aggregate_plugin.write import table_text
+
+    real_blocks = table_text.csv_blocks
+
+    def blocks_that_swallow(table):
+        for i, block in enumerate(real_blocks(table)):
+            if i == 0:
+                try:  # as a finaliser would: the interruption raised here goes no further
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(1)  # the handler runs at once; this is never waited out
+                except BaseException:
+                    pass
+            yield block
+
+    monkeypatch.setattr(table_text, "csv_blocks", blocks_that_swallow)
+    out = tmp_path / "big.csv"
+    status = cli_module.main([big_logdir, "--align", "interpolate", "-o", str(out), "-q"])
+    assert status == 128 + signal.SIGTERM
+    assert capsys.readouterr().err.endswith("tb-aggregate: terminated; nothing written\n")
+    assert os.listdir(tmp_path) == []
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the command's handler is gone
 
 
 # -- progress display ----------------------------------------------------------------------------

@@ -180,6 +180,28 @@ def _default_mode(mode: int) -> int:
     return mode & ~umask
 
 
+# Checks made just before an output is put in place (see guarded).
+_GUARDS: list[Callable[[], None]] = []
+
+
+@contextlib.contextmanager
+def guarded(check: Callable[[], None]) -> Iterator[None]:
+    """Within the block, ``check()`` is called just before any output is put in place, and what it
+    raises leaves nothing there. The command line raises once it has been told to terminate: the
+    interruption it raised mid-write may have been swallowed by a library (an exception raised while
+    Python runs an object's finaliser is ignored), and must still stop the output."""
+    _GUARDS.append(check)
+    try:
+        yield
+    finally:
+        _GUARDS.remove(check)
+
+
+def _check_guards() -> None:
+    for check in list(_GUARDS):
+        check()
+
+
 @contextlib.contextmanager
 def atomic_file(path: str, *, force: bool = False) -> Iterator[BinaryIO]:
     """A binary handle on a temporary file beside ``path``, renamed to ``path`` when the block ends well.
@@ -196,6 +218,7 @@ def atomic_file(path: str, *, force: bool = False) -> Iterator[BinaryIO]:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temp, _default_mode(0o666))  # mkstemp makes it private; an output is an ordinary file
+        _check_guards()
         _publish(temp, path, force)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -235,6 +258,7 @@ def atomic_dir(
         os.mkdir(temp, 0o700)
         yield temp
         os.chmod(temp, _default_mode(0o777))
+        _check_guards()
         _publish_dir(temp, path, force)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
