@@ -78,22 +78,10 @@ def plot(results: dict, path: str) -> str:
         ax_t.plot(
             xs, top["ours_wall"] * xs / top["points"], color="gray", linestyle=":", label="linear in points"
         )
-    for ax, title, unit in (
-        (ax_t, "cold: logdir -> CSV, wall time", "seconds"),
-        (ax_m, "cold: peak memory (process tree)", "MB"),
-    ):
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("scalar points in the logdir")
-        ax.set_ylabel(unit)
-        ax.set_title(title, fontsize=11)
-        ax.grid(True, which="both", alpha=0.3)
+    _log_axes(ax_t, "cold: logdir -> CSV, wall time", "seconds", "scalar points in the logdir")
+    _log_axes(ax_m, "cold: peak memory (process tree)", "MB", "scalar points in the logdir")
     ax_t.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_scale(results: dict, path: str) -> str:
@@ -146,13 +134,23 @@ def plot_scale(results: dict, path: str) -> str:
         (ax_t, "logdir -> CSV, wall time (median)", "seconds"),
         (ax_m, "peak memory of the process tree", "MB"),
     ):
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("scalar points (200 runs x 5 tags)")
-        ax.set_ylabel(unit)
-        ax.set_title(title, fontsize=11)
-        ax.grid(True, which="both", alpha=0.3)
+        _log_axes(ax, title, unit, "scalar points (200 runs x 5 tags)")
         ax.legend(fontsize=7, loc="upper left")
+    return _save(fig, path)
+
+
+def _log_axes(ax, title: str, unit: str, xlabel: str) -> None:
+    """Both axes logarithmic, labelled, titled and gridded."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(unit)
+    ax.set_title(title, fontsize=11)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def _save(fig, path: str) -> str:
+    """``fig`` written as a PNG to ``path`` (its folder made), then closed; returns ``path``."""
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from counted import CountedProvider
 from tensorboard.plugins import base_plugin
 from tensorboard.summary import Writer
 from werkzeug.test import Client
@@ -35,33 +36,16 @@ def _write(root, steps: range, *, writers=None) -> dict:
     return writers
 
 
-class Counting:
+class Counting(CountedProvider):
     """A real provider whose scalar listings are counted (through either way of listing), with the
     names of the threads that asked for them."""
 
     def __init__(self, inner):
-        self._inner, self.listings, self.threads = inner, 0, []
-        stub = getattr(inner, "_stub", None)
-        if stub is not None:  # the data server's gRPC stub, which the fast path calls directly
-            counter = self
+        super().__init__(inner, "list_scalars", "ListScalars")
 
-            class Stub:
-                def ListScalars(self, *args, **kwargs):  # noqa: N802 (the stub's name)
-                    counter.listings += 1
-                    counter.threads.append(threading.current_thread().name)
-                    return stub.ListScalars(*args, **kwargs)
-
-                def __getattr__(self, name):
-                    return getattr(stub, name)
-
-            self._stub = Stub()
-
-    def list_scalars(self, *args, **kwargs):
-        self.listings += 1
-        return self._inner.list_scalars(*args, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
+    @property
+    def listings(self) -> int:
+        return self.calls
 
 
 @pytest.mark.parametrize("loader", ["rust", "python"])

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import requests
+from counted import CountedProvider
 from rawread import read_logdir
 from scipy import stats as sps
 from server import tensorboard, wait_for
@@ -801,31 +802,15 @@ def test_live_run_shows_new_steps_on_next_request(live):
 # -- the cache, in process: a new option never reads again; a new step does --------------------------
 
 
-class CountingProvider:
+class CountingProvider(CountedProvider):
     """A real provider that counts the reads of scalar series (through either read path)."""
 
     def __init__(self, inner):
-        self._inner, self.reads = inner, 0
-        stub = getattr(inner, "_stub", None)
-        if stub is not None:  # the data server's gRPC stub, which the fast path calls directly
-            counter = self
+        super().__init__(inner, "read_scalars", "ReadScalars")
 
-            class Stub:
-                def ReadScalars(self, *args, **kwargs):  # noqa: N802 (the stub's name)
-                    counter.reads += 1
-                    return stub.ReadScalars(*args, **kwargs)
-
-                def __getattr__(self, name):
-                    return getattr(stub, name)
-
-            self._stub = Stub()
-
-    def read_scalars(self, *args, **kwargs):
-        self.reads += 1
-        return self._inner.read_scalars(*args, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
+    @property
+    def reads(self) -> int:
+        return self.calls
 
 
 @pytest.mark.parametrize("loader", MODES)

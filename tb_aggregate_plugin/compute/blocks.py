@@ -72,7 +72,8 @@ def reduce_shared(
         walls.append(stats.nanmedian(wall, overwrite=True))
         parts.append(stats.reduce(values, names, center=center, boot_reps=boot_reps, seed=seed, width=width))
     reduced = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
-    return Reduced(reduced, np.concatenate(walls), nonfinite.tolist(), [_last_finite(s.value) for s in runs])
+    finals = [float(stats.last_finite(s.value[None, :])[0]) for s in runs]
+    return Reduced(reduced, np.concatenate(walls), nonfinite.tolist(), finals)
 
 
 def _blocks(width: int, rows: int) -> list[tuple[int, int]]:
@@ -83,11 +84,3 @@ def _blocks(width: int, rows: int) -> list[tuple[int, int]]:
     if len(starts) > 1 and width - starts[-1] < 2:
         starts.pop()  # the last step joins the block before it
     return [(a, b) for a, b in zip(starts, starts[1:] + [width])]
-
-
-def _last_finite(value: np.ndarray) -> float:
-    """The last finite value of a run, as a Python float (NaN when it has none)."""
-    if len(value) and np.isfinite(value[-1]):
-        return float(value[-1])
-    finite = np.flatnonzero(np.isfinite(value))
-    return float(value[finite[-1]]) if len(finite) else float("nan")

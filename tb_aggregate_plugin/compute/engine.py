@@ -367,12 +367,7 @@ def _smooth(prep: _Prepared, query) -> tuple[np.ndarray, dict[str, float]]:
 
 
 def _last_finite(values: np.ndarray, runs: list[str]) -> dict[str, float]:
-    if values.shape[1] and np.isfinite(values[:, -1]).all():  # the usual case: one column to look at
-        return dict(zip(runs, values[:, -1].tolist()))
-    finite = np.isfinite(values)
-    last = values.shape[1] - 1 - np.argmax(finite[:, ::-1], axis=1)
-    picked = np.where(finite.any(axis=1), values[np.arange(len(values)), last], np.nan)
-    return dict(zip(runs, picked.tolist()))
+    return dict(zip(runs, stats.last_finite(values).tolist()))
 
 
 def _nbytes(value) -> int:

@@ -241,13 +241,18 @@ def _sum_of_squares(values: np.ndarray, mean: np.ndarray, skip_nan: bool, width:
     return out
 
 
-def sorted_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sorted_runs(values: np.ndarray, *, overwrite: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``values`` (runs x points) sorted along runs, NaN last, and the non-NaN count per point.
+    ``overwrite``: sort ``values`` itself rather than a copy (its contents are then lost).
 
     One sort serves the median and every quantile: several times faster than ``np.nanmedian`` or
     ``np.nanquantile``, which copy and mask the array once per statistic.
     """
-    return np.sort(values, axis=0), np.count_nonzero(~np.isnan(values), axis=0)
+    present = np.count_nonzero(~np.isnan(values), axis=0)
+    if not overwrite:
+        return np.sort(values, axis=0), present
+    values.sort(axis=0)
+    return values, present
 
 
 def ordered_quantile(ordered: np.ndarray, present: np.ndarray, level: float) -> np.ndarray:
@@ -276,11 +281,16 @@ def ordered_quantile(ordered: np.ndarray, present: np.ndarray, level: float) -> 
 def nanmedian(values: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
     """Median over runs (axis 0) at each point, NaN left out (NaN where a point has no value).
     ``overwrite``: sort ``values`` itself rather than a copy (its contents are then lost)."""
-    if not overwrite:
-        return ordered_quantile(*sorted_runs(values), 0.5)
-    present = np.count_nonzero(~np.isnan(values), axis=0)
-    values.sort(axis=0)  # NaN last, as np.sort
-    return ordered_quantile(values, present, 0.5)
+    return ordered_quantile(*sorted_runs(values, overwrite=overwrite), 0.5)
+
+
+def last_finite(values: np.ndarray) -> np.ndarray:
+    """Per run (row of ``values``, runs x points), its last finite value; NaN for a run with none."""
+    if values.shape[1] and np.isfinite(values[:, -1]).all():  # the usual case: one column to look at
+        return values[:, -1]
+    finite = np.isfinite(values)
+    last = values.shape[1] - 1 - np.argmax(finite[:, ::-1], axis=1)
+    return np.where(finite.any(axis=1), values[np.arange(len(values)), last], np.nan)
 
 
 def band_bounds(stats: dict[str, np.ndarray], center: str, band: str) -> tuple[np.ndarray, np.ndarray]:

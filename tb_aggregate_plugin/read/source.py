@@ -180,7 +180,7 @@ class Source:
         the runs, the Reload button, a download) does not pass it.
 
         The problems with the event files are looked at again only when the last look is as old."""
-        if held and (max_age is None or max_age > 0):
+        if held:
             view = self._held()
             if view is not None:
                 return view
